@@ -1,0 +1,156 @@
+//! The one HTTP handler, `handle`, shared by the Lambda runtime (API Gateway
+//! events through `lambda_http`) and the local port (`local`). It routes by
+//! path, applies the gate every route shares (`Origin`, `Host`), and turns
+//! every outcome into a response: it never returns an error, because an `Err`
+//! becomes a body-less 5xx at API Gateway.
+//!
+//! This module and the binaries are the only code that sees `lambda_http` or
+//! `hyper` types.
+
+pub mod local;
+
+use http::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderName, HeaderValue};
+use lambda_http::{Body, Request, RequestExt, Response};
+use serde_json::{Value, json};
+use tracing::{Instrument, field};
+
+use crate::app::App;
+use crate::mcp::era::ProtocolVersion;
+use crate::mcp::{McpReply, Trace};
+
+/// Handle one request. Never fails: every failure is an HTTP response.
+pub async fn handle(app: &App, req: Request) -> Response<Body> {
+    let request_id = req
+        .lambda_context_ref()
+        .map(|c| c.request_id.clone())
+        .filter(|id| !id.is_empty())
+        .unwrap_or_else(new_request_id);
+    let span = tracing::info_span!(
+        "request",
+        request_id = %request_id,
+        http_method = %req.method(),
+        path = field::Empty,
+        era = field::Empty,
+        method = field::Empty,
+        status = field::Empty,
+    );
+    async move {
+        let response = route(app, req).await;
+        tracing::Span::current().record("status", response.status().as_u16());
+        tracing::info!("answered");
+        response
+    }
+    .instrument(span)
+    .await
+}
+
+async fn route(app: &App, req: Request) -> Response<Body> {
+    // Behind a REST API (v1) stage the URI carries the stage; the raw path does not.
+    let raw = req.raw_http_path();
+    let path = if raw.is_empty() { req.uri().path().to_owned() } else { raw.to_owned() };
+    tracing::Span::current().record("path", path.as_str());
+    let is_mcp = path == "/mcp";
+
+    if let Some(origin) = req.headers().get(http::header::ORIGIN) {
+        let allowed = origin.to_str().is_ok_and(|o| app.config.allowed_origins.iter().any(|a| a == o));
+        if !allowed {
+            return refusal(403, "origin_not_allowed", "The Origin of this request is not allowed", is_mcp);
+        }
+    }
+    if !host_allowed(app, &req) {
+        return refusal(403, "host_not_allowed", "The Host of this request does not name this server", is_mcp);
+    }
+
+    match path.as_str() {
+        "/mcp" => {
+            if req.method() != http::Method::POST {
+                let mut response = refusal(405, "method_not_allowed", "The MCP endpoint accepts POST only", true);
+                response.headers_mut().insert(http::header::ALLOW, HeaderValue::from_static("POST"));
+                return response;
+            }
+            let (parts, body) = req.into_parts();
+            let mut trace = Trace::default();
+            let reply = app.mcp.handle(&parts.headers, body_bytes(&body), &mut trace).await;
+            let span = tracing::Span::current();
+            if let Some(era) = trace.era {
+                span.record("era", era);
+            }
+            if let Some(method) = &trace.method {
+                span.record("method", method.as_str());
+            }
+            mcp_response(reply)
+        }
+        "/health" if req.method() == http::Method::GET => json_response(200, &json!({"status": "ok"})),
+        _ => refusal(404, "not_found", "No such route", false),
+    }
+}
+
+/// The request body as bytes (a Base64 gateway body has already been decoded).
+fn body_bytes(body: &Body) -> &[u8] {
+    match body {
+        Body::Empty => &[],
+        Body::Text(text) => text.as_bytes(),
+        Body::Binary(bytes) => bytes,
+        _ => &[],
+    }
+}
+
+/// DNS-rebinding protection: the `Host` header (or, failing that, the URI
+/// authority) must be one of this server's names.
+fn host_allowed(app: &App, req: &Request) -> bool {
+    let host = match req.headers().get(http::header::HOST) {
+        Some(value) => value.to_str().ok().map(str::to_ascii_lowercase),
+        None => req.uri().authority().map(|a| a.as_str().to_ascii_lowercase()),
+    };
+    host.is_some_and(|h| app.hosts.contains(&h))
+}
+
+fn base_response(status: u16, body: Body) -> Response<Body> {
+    let mut response = Response::new(body);
+    *response.status_mut() = http::StatusCode::from_u16(status).unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
+    response.headers_mut().insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+pub(crate) fn json_response(status: u16, value: &Value) -> Response<Body> {
+    let mut response = base_response(status, Body::Text(value.to_string()));
+    response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// A refusal by the HTTP gate, in the error shape of the route it was aimed at.
+fn refusal(status: u16, code: &str, message: &str, mcp: bool) -> Response<Body> {
+    let mut response = json_response(status, &json!({"error": {"code": code, "message": message}}));
+    if mcp {
+        response.headers_mut().insert(mcp_version_header(), HeaderValue::from_static(ProtocolVersion::NEWEST.as_str()));
+    }
+    response
+}
+
+fn mcp_version_header() -> HeaderName {
+    HeaderName::from_static("mcp-protocol-version")
+}
+
+fn mcp_response(reply: McpReply) -> Response<Body> {
+    let mut response = match &reply.body {
+        Some(body) => json_response(reply.status, body),
+        None => base_response(reply.status, Body::Empty),
+    };
+    let headers = response.headers_mut();
+    headers.insert(mcp_version_header(), HeaderValue::from_static(reply.version.as_str()));
+    for (name, value) in reply.headers {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            headers.append(HeaderName::from_static(name), value);
+        }
+    }
+    response
+}
+
+/// A random request id for local runs (Lambda supplies its own).
+fn new_request_id() -> String {
+    let mut bytes = [0u8; 8];
+    // The system RNG failing is not something to answer a request over; an
+    // all-zero id only weakens log correlation.
+    let _ = aws_lc_rs::rand::fill(&mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

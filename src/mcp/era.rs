@@ -1,0 +1,393 @@
+//! Protocol versions and era selection (wire reference §2), plus the envelope
+//! and routing-header checks of the stateless era (stages D and F).
+//!
+//! The era is decided per request from the request alone: nothing carries
+//! over between requests. Header names are case-insensitive; values are
+//! compared case-sensitively after trimming spaces and tabs. A header that
+//! arrives more than once (or folded into one comma-joined value by a gateway)
+//! never matches the body, so it fails like any other mismatch.
+
+use base64::Engine as _;
+use http::HeaderMap;
+use serde_json::{Map, Value, json};
+
+use super::jsonrpc::{ErrorCode, Message, RpcError};
+
+/// A protocol version this server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProtocolVersion {
+    V2026_07_28,
+    V2025_06_18,
+    V2025_03_26,
+}
+
+impl ProtocolVersion {
+    /// Newest first: the order of `supportedVersions` and of `-32022` data.
+    pub const SUPPORTED: [ProtocolVersion; 3] = [Self::V2026_07_28, Self::V2025_06_18, Self::V2025_03_26];
+    pub const NEWEST: ProtocolVersion = Self::V2026_07_28;
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::V2026_07_28 => "2026-07-28",
+            Self::V2025_06_18 => "2025-06-18",
+            Self::V2025_03_26 => "2025-03-26",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::SUPPORTED.into_iter().find(|v| v.as_str() == s)
+    }
+
+    /// Versions negotiated with `initialize`.
+    pub fn parse_handshake(s: &str) -> Option<Self> {
+        Self::parse(s).filter(|v| *v != Self::V2026_07_28)
+    }
+
+    pub fn supported_strings() -> Vec<&'static str> {
+        Self::SUPPORTED.iter().map(|v| v.as_str()).collect()
+    }
+}
+
+/// Which rules a request is served under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Era {
+    /// 2026-07-28: per-request envelope, routing headers, no handshake.
+    Stateless,
+    /// 2025-06-18 / 2025-03-26: `initialize` negotiates; the header (or its absence) names the version.
+    Handshake(ProtocolVersion),
+}
+
+impl Era {
+    pub fn version(self) -> ProtocolVersion {
+        match self {
+            Era::Stateless => ProtocolVersion::V2026_07_28,
+            Era::Handshake(v) => v,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Era::Stateless => "stateless",
+            Era::Handshake(_) => "handshake",
+        }
+    }
+}
+
+pub const META: &str = "_meta";
+pub const KEY_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub const KEY_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+pub const KEY_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+pub const KEY_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+
+pub const H_PROTOCOL_VERSION: &str = "mcp-protocol-version";
+pub const H_METHOD: &str = "mcp-method";
+pub const H_NAME: &str = "mcp-name";
+
+const LOG_LEVELS: [&str; 8] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
+
+/// One request header as the pipeline sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Header {
+    Absent,
+    /// Present once, trimmed of spaces and tabs.
+    One(String),
+    /// Present more than once: the values joined with ", " as a gateway would fold them.
+    Repeated(String),
+    /// Present once but not a string of visible ASCII (plus inner spaces).
+    Malformed,
+}
+
+impl Header {
+    pub fn read(headers: &HeaderMap, name: &str) -> Header {
+        let mut values = headers.get_all(name).iter();
+        let Some(first) = values.next() else { return Header::Absent };
+        if let Some(second) = values.next() {
+            let joined = [first, second]
+                .into_iter()
+                .chain(values)
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                .collect::<Vec<_>>()
+                .join(", ");
+            return Header::Repeated(joined);
+        }
+        match first.to_str() {
+            Ok(s) => {
+                let trimmed = s.trim_matches([' ', '\t']);
+                if trimmed.bytes().all(|b| b == b' ' || b.is_ascii_graphic()) {
+                    Header::One(trimmed.to_owned())
+                } else {
+                    Header::Malformed
+                }
+            }
+            Err(_) => Header::Malformed,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Header::One(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+fn envelope(message: &Message) -> Option<&Map<String, Value>> {
+    message.params.get(META).and_then(Value::as_object)
+}
+
+/// Stages C and D1–D3: decide the era and whether the version is served.
+pub fn select(message: &Message, headers: &HeaderMap) -> Result<Era, RpcError> {
+    let header = Header::read(headers, H_PROTOCOL_VERSION);
+    if let Some(env) = envelope(message).filter(|env| env.contains_key(KEY_VERSION)) {
+        return select_stateless(env, &header);
+    }
+    let header_is_stateless = header.as_str() == Some(ProtocolVersion::V2026_07_28.as_str());
+    if message.method == "initialize" {
+        if header_is_stateless {
+            return Err(RpcError::new(
+                400,
+                ErrorCode::INVALID_PARAMS,
+                "per-request _meta is required for protocol version 2026-07-28",
+            )
+            .with_data(json!({"missing": [META]})));
+        }
+        // The header is not validated on initialize: the body negotiates.
+        return Ok(Era::Handshake(ProtocolVersion::V2025_06_18));
+    }
+    if header_is_stateless {
+        let missing: Vec<&str> = match envelope(message) {
+            None => vec![META],
+            Some(env) => [KEY_VERSION, KEY_CAPABILITIES].into_iter().filter(|k| !env.contains_key(*k)).collect(),
+        };
+        return Err(RpcError::new(
+            400,
+            ErrorCode::INVALID_PARAMS,
+            "per-request _meta with io.modelcontextprotocol/protocolVersion is required for protocol version 2026-07-28",
+        )
+        .with_data(json!({"missing": missing})));
+    }
+    match header {
+        Header::Absent => Ok(Era::Handshake(ProtocolVersion::V2025_03_26)),
+        Header::One(value) => match ProtocolVersion::parse_handshake(&value) {
+            Some(version) => Ok(Era::Handshake(version)),
+            None => Err(unsupported(&value)),
+        },
+        // A repeated header names no single version this server speaks.
+        Header::Repeated(joined) => Err(unsupported(&joined)),
+        Header::Malformed => Err(unsupported_value(Value::Null)),
+    }
+}
+
+fn select_stateless(env: &Map<String, Value>, header: &Header) -> Result<Era, RpcError> {
+    let Some(Value::String(version)) = env.get(KEY_VERSION) else {
+        return Err(RpcError::new(
+            400,
+            ErrorCode::INVALID_PARAMS,
+            "io.modelcontextprotocol/protocolVersion must be a string",
+        )
+        .with_data(json!({"invalid": KEY_VERSION})));
+    };
+    match header {
+        Header::Absent => {}
+        Header::One(value) if value == version => {}
+        Header::One(value) => {
+            return Err(header_error(
+                "MCP-Protocol-Version",
+                Some(value),
+                Some(version),
+                "does not match the protocol version in _meta",
+            ));
+        }
+        Header::Repeated(_) => return Err(header_error("MCP-Protocol-Version", None, Some(version), "is repeated")),
+        Header::Malformed => return Err(header_error("MCP-Protocol-Version", None, Some(version), "is malformed")),
+    }
+    match ProtocolVersion::parse(version) {
+        Some(ProtocolVersion::V2026_07_28) => Ok(Era::Stateless),
+        Some(handshake) => Err(RpcError::new(
+            400,
+            ErrorCode::INVALID_PARAMS,
+            format!("protocol version {} is negotiated with initialize, not per-request _meta", handshake.as_str()),
+        )
+        .with_data(json!({"invalid": KEY_VERSION}))),
+        None => Err(unsupported(version)),
+    }
+}
+
+fn unsupported(requested: &str) -> RpcError {
+    unsupported_value(Value::from(requested))
+}
+
+fn unsupported_value(requested: Value) -> RpcError {
+    RpcError::new(400, ErrorCode::UNSUPPORTED_VERSION, "Unsupported protocol version")
+        .with_data(json!({"supported": ProtocolVersion::supported_strings(), "requested": requested}))
+}
+
+fn header_error(header: &str, header_value: Option<&str>, body_value: Option<&str>, what: &str) -> RpcError {
+    let mut data = Map::new();
+    data.insert("header".into(), Value::from(header));
+    if let Some(v) = header_value {
+        data.insert("headerValue".into(), Value::from(v));
+    }
+    if let Some(v) = body_value {
+        data.insert("bodyValue".into(), Value::from(v));
+    }
+    RpcError::new(400, ErrorCode::HEADER_MISMATCH, format!("Header {header} {what}")).with_data(Value::Object(data))
+}
+
+/// What the envelope tells about the client, once it has been validated.
+#[derive(Debug, Clone, Default)]
+pub struct ClientContext {
+    /// The client declared form-mode elicitation on this request.
+    pub form_elicitation: bool,
+}
+
+/// Stage F1: the rest of the envelope (stateless era).
+pub fn check_envelope(message: &Message) -> Result<ClientContext, RpcError> {
+    let invalid = |key: &str, what: &str| {
+        RpcError::new(400, ErrorCode::INVALID_PARAMS, format!("{key} {what}")).with_data(json!({"invalid": key}))
+    };
+    // select() only routes here when the envelope object exists.
+    let empty = Map::new();
+    let env = envelope(message).unwrap_or(&empty);
+    let capabilities = match env.get(KEY_CAPABILITIES) {
+        None => {
+            return Err(RpcError::new(
+                400,
+                ErrorCode::INVALID_PARAMS,
+                format!("{KEY_CAPABILITIES} is required in _meta"),
+            )
+            .with_data(json!({"missing": [KEY_CAPABILITIES]})));
+        }
+        Some(Value::Object(caps)) => caps,
+        Some(_) => return Err(invalid(KEY_CAPABILITIES, "must be an object")),
+    };
+    if let Some(info) = env.get(KEY_CLIENT_INFO) {
+        let ok = info.get("name").is_some_and(Value::is_string) && info.get("version").is_some_and(Value::is_string);
+        if !ok {
+            return Err(invalid(KEY_CLIENT_INFO, "must be an object with string name and version"));
+        }
+    }
+    if let Some(level) = env.get(KEY_LOG_LEVEL)
+        && !level.as_str().is_some_and(|l| LOG_LEVELS.contains(&l))
+    {
+        return Err(invalid(KEY_LOG_LEVEL, "must be a defined log level"));
+    }
+    Ok(ClientContext { form_elicitation: declares_form_elicitation(capabilities) })
+}
+
+/// `elicitation: {}` means form only; `{"url": {}}` alone excludes form.
+fn declares_form_elicitation(capabilities: &Map<String, Value>) -> bool {
+    match capabilities.get("elicitation") {
+        Some(Value::Object(modes)) => modes.is_empty() || modes.get("form").is_some_and(Value::is_object),
+        _ => false,
+    }
+}
+
+/// Stage F2: the standard headers of a stateless request.
+pub fn check_routing_headers(message: &Message, headers: &HeaderMap) -> Result<(), RpcError> {
+    match Header::read(headers, H_PROTOCOL_VERSION) {
+        Header::One(_) => {}
+        Header::Absent => return Err(header_error("MCP-Protocol-Version", None, None, "is required")),
+        Header::Repeated(_) => return Err(header_error("MCP-Protocol-Version", None, None, "is repeated")),
+        Header::Malformed => return Err(header_error("MCP-Protocol-Version", None, None, "is malformed")),
+    }
+    let method = message.method.as_str();
+    match Header::read(headers, H_METHOD) {
+        Header::One(value) if value == method => {}
+        Header::One(value) => {
+            return Err(header_error("Mcp-Method", Some(&value), Some(method), "does not match the method in the body"));
+        }
+        Header::Absent => return Err(header_error("Mcp-Method", None, Some(method), "is required")),
+        Header::Repeated(_) => return Err(header_error("Mcp-Method", None, Some(method), "is repeated")),
+        Header::Malformed => return Err(header_error("Mcp-Method", None, Some(method), "is malformed")),
+    }
+    let mirrored = match method {
+        "tools/call" | "prompts/get" => message.params.get("name"),
+        "resources/read" => message.params.get("uri"),
+        _ => None,
+    };
+    // Nothing to mirror: params validation answers instead.
+    let Some(Value::String(body_value)) = mirrored else { return Ok(()) };
+    match Header::read(headers, H_NAME) {
+        Header::One(value) => match decode_name(&value) {
+            Some(decoded) if decoded == *body_value => Ok(()),
+            Some(_) => Err(header_error("Mcp-Name", Some(&value), Some(body_value), "does not match the body")),
+            None => {
+                Err(header_error("Mcp-Name", Some(&value), Some(body_value), "is not a valid =?base64?...?= value"))
+            }
+        },
+        Header::Absent => Err(header_error("Mcp-Name", None, Some(body_value), "is required")),
+        Header::Repeated(_) => Err(header_error("Mcp-Name", None, Some(body_value), "is repeated")),
+        Header::Malformed => Err(header_error(
+            "Mcp-Name",
+            None,
+            Some(body_value),
+            "is malformed (non-ASCII values use the =?base64?...?= form)",
+        )),
+    }
+}
+
+/// Decodes an `Mcp-Name` value: the `=?base64?…?=` sentinel form strictly
+/// (canonical padding, standard alphabet, UTF-8), anything else literally.
+pub fn decode_name(value: &str) -> Option<String> {
+    match value.strip_prefix("=?base64?").and_then(|rest| rest.strip_suffix("?=")) {
+        Some(encoded) => {
+            let bytes = base64::engine::general_purpose::STANDARD.decode(encoded).ok()?;
+            String::from_utf8(bytes).ok()
+        }
+        None => Some(value.to_owned()),
+    }
+}
+
+/// The value a client would send in `Mcp-Name` for `name` (used by tests and tools).
+pub fn encode_name(name: &str) -> String {
+    let looks_like_sentinel = name.starts_with("=?base64?") && name.ends_with("?=");
+    let plain = !name.is_empty()
+        && name.bytes().all(|b| b == b' ' || b.is_ascii_graphic())
+        && !name.starts_with(' ')
+        && !name.ends_with(' ')
+        && !looks_like_sentinel;
+    if plain {
+        name.to_owned()
+    } else {
+        format!("=?base64?{}?=", base64::engine::general_purpose::STANDARD.encode(name.as_bytes()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sentinel_decoding_is_strict() {
+        assert_eq!(decode_name("=?base64?ZW1haWxzX2RlbGV0ZQ==?=").as_deref(), Some("emails_delete"));
+        assert_eq!(decode_name("=?base64?SGVsbG8?="), None, "missing padding");
+        assert_eq!(decode_name("=?base64?SGVs!!!bG8=?="), None, "non-alphabet characters");
+        assert_eq!(decode_name("=?base64?/w==?="), None, "not UTF-8");
+        assert_eq!(decode_name("plain").as_deref(), Some("plain"));
+    }
+
+    #[test]
+    fn encoding_round_trips_and_uses_the_sentinel_only_when_needed() {
+        assert_eq!(encode_name("emails_get"), "emails_get");
+        assert_eq!(
+            encode_name("kobana://inbox/inboxes/cobrança"),
+            "=?base64?a29iYW5hOi8vaW5ib3gvaW5ib3hlcy9jb2JyYW7Dp2E=?="
+        );
+        assert_eq!(encode_name("=?base64?x?="), "=?base64?PT9iYXNlNjQ/eD89?=");
+        for s in ["a b", " lead", "ç", "=?base64?x?="] {
+            assert_eq!(decode_name(&encode_name(s)).as_deref(), Some(s));
+        }
+    }
+
+    #[test]
+    fn elicitation_modes() {
+        let caps = |v: Value| v.as_object().cloned().unwrap();
+        assert!(declares_form_elicitation(&caps(json!({"elicitation": {}}))));
+        assert!(declares_form_elicitation(&caps(json!({"elicitation": {"form": {}}}))));
+        assert!(declares_form_elicitation(&caps(json!({"elicitation": {"form": {}, "url": {}}}))));
+        assert!(!declares_form_elicitation(&caps(json!({"elicitation": {"url": {}}}))));
+        assert!(!declares_form_elicitation(&caps(json!({}))));
+        assert!(!declares_form_elicitation(&caps(json!({"elicitation": true}))));
+    }
+}

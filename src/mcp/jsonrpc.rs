@@ -1,0 +1,271 @@
+//! JSON-RPC 2.0 wire types for the MCP endpoint: the strict parser (duplicate
+//! keys are a parse error, so header checks and dispatch can never read two
+//! different values of one member), the error-code newtype with the codes this
+//! server emits, and the reply type the pipeline hands back to the HTTP layer.
+//!
+//! Depends on nothing but serde; it knows no eras and no HTTP.
+
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value, json};
+
+/// A JSON-RPC error code. Named constants cover every code this server sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ErrorCode(pub i64);
+
+impl ErrorCode {
+    pub const PARSE_ERROR: Self = Self(-32700);
+    pub const INVALID_REQUEST: Self = Self(-32600);
+    pub const METHOD_NOT_FOUND: Self = Self(-32601);
+    pub const INVALID_PARAMS: Self = Self(-32602);
+    pub const INTERNAL_ERROR: Self = Self(-32603);
+    /// Handshake-era "resource not found".
+    pub const RESOURCE_NOT_FOUND: Self = Self(-32002);
+    /// Stateless era: a routing header is missing, malformed or disagrees with the body.
+    pub const HEADER_MISMATCH: Self = Self(-32020);
+    /// Stateless era: the request needs a client capability that was not declared.
+    pub const MISSING_CAPABILITY: Self = Self(-32021);
+    /// The requested protocol version is not served.
+    pub const UNSUPPORTED_VERSION: Self = Self(-32022);
+    /// Application code for "rate limited": MCP reserves -32768..-32000, so it lives outside.
+    pub const RATE_LIMITED: Self = Self(42900);
+    /// Application code for authentication and authorization failures on the MCP endpoint.
+    pub const UNAUTHORIZED: Self = Self(40100);
+    pub const FORBIDDEN: Self = Self(40300);
+    /// Application code for "the service cannot answer right now" (e.g. no signing keys).
+    pub const UNAVAILABLE: Self = Self(50300);
+}
+
+/// A JSON-RPC error object with the HTTP status it travels with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RpcError {
+    pub status: u16,
+    pub code: ErrorCode,
+    pub message: String,
+    pub data: Option<Value>,
+}
+
+impl RpcError {
+    pub fn new(status: u16, code: ErrorCode, message: impl Into<String>) -> Self {
+        Self { status, code, message: message.into(), data: None }
+    }
+
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// The error member of a response body.
+    pub fn to_json(&self) -> Value {
+        let mut error = Map::with_capacity(3);
+        error.insert("code".into(), Value::from(self.code.0));
+        error.insert("message".into(), Value::from(self.message.as_str()));
+        if let Some(data) = &self.data {
+            error.insert("data".into(), data.clone());
+        }
+        Value::Object(error)
+    }
+}
+
+/// The body of a JSON-RPC error response; `id` is `null` when it could not be read.
+pub fn error_body(id: Option<&Value>, error: &RpcError) -> Value {
+    json!({"jsonrpc": "2.0", "id": id.cloned().unwrap_or(Value::Null), "error": error.to_json()})
+}
+
+/// The body of a JSON-RPC success response.
+pub fn result_body(id: &Value, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+/// A parsed request or notification that passed the shape checks (stage B).
+#[derive(Debug, Clone)]
+pub struct Message {
+    /// `None` for a notification; otherwise a string or integer, type preserved.
+    pub id: Option<Value>,
+    pub method: String,
+    /// Always an object (absent params read as an empty object).
+    pub params: Map<String, Value>,
+    /// Whether the request carried a `params` member at all.
+    pub has_params: bool,
+}
+
+/// Parse errors of stage B: the error and the id to echo, when one was readable.
+#[derive(Debug, Clone)]
+pub struct ParseFailure {
+    pub id: Option<Value>,
+    pub error: RpcError,
+}
+
+impl ParseFailure {
+    fn parse(message: &str) -> Self {
+        Self { id: None, error: RpcError::new(400, ErrorCode::PARSE_ERROR, message) }
+    }
+
+    fn invalid(id: Option<Value>, message: &str) -> Self {
+        Self { id, error: RpcError::new(400, ErrorCode::INVALID_REQUEST, message) }
+    }
+}
+
+/// Stages B1–B3: bytes → one JSON-RPC message, or the documented 400.
+pub fn parse_message(body: &[u8]) -> Result<Message, ParseFailure> {
+    if body.is_empty() {
+        return Err(ParseFailure::parse("Parse error: the request body is empty"));
+    }
+    let text = std::str::from_utf8(body)
+        .map_err(|_| ParseFailure::parse("Parse error: the request body is not valid UTF-8"))?;
+    let value =
+        parse_strict(text).map_err(|_| ParseFailure::parse("Parse error: the request body is not valid JSON"))?;
+    let object = match value {
+        Value::Array(_) => {
+            return Err(ParseFailure::invalid(
+                None,
+                "Invalid request: batches are not supported; send one message per request",
+            ));
+        }
+        Value::Object(object) => object,
+        _ => return Err(ParseFailure::invalid(None, "Invalid request: the body must be a JSON-RPC object")),
+    };
+
+    // The id is read first so every later shape error can echo it.
+    let (id, id_valid) = match object.get("id") {
+        None => (None, true),
+        Some(Value::String(s)) => (Some(Value::String(s.clone())), true),
+        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => (Some(Value::Number(n.clone())), true),
+        Some(_) => (None, false),
+    };
+
+    let method = object.get("method");
+    if method.is_none() && (object.contains_key("result") || object.contains_key("error")) {
+        return Err(ParseFailure::invalid(
+            id,
+            "Invalid request: clients must not send JSON-RPC responses to the server",
+        ));
+    }
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err(ParseFailure::invalid(id, "Invalid request: jsonrpc must be \"2.0\""));
+    }
+    let Some(Value::String(method)) = method else {
+        return Err(ParseFailure::invalid(id, "Invalid request: method must be a string"));
+    };
+    if !id_valid {
+        return Err(ParseFailure::invalid(None, "Invalid request: id must be a string or an integer"));
+    }
+    let (params, has_params) = match object.get("params") {
+        None => (Map::new(), false),
+        Some(Value::Object(params)) => (params.clone(), true),
+        Some(_) => return Err(ParseFailure::invalid(id, "Invalid request: params must be an object")),
+    };
+    Ok(Message { id, method: method.clone(), params, has_params })
+}
+
+/// Parses JSON like `serde_json::from_str::<Value>`, but rejects an object with
+/// a repeated key instead of silently keeping the last value.
+pub fn parse_strict(text: &str) -> Result<Value, serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let StrictValue(value) = StrictValue::deserialize(&mut de)?;
+    de.end()?;
+    Ok(value)
+}
+
+struct StrictValue(Value);
+
+impl<'de> Deserialize<'de> for StrictValue {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(StrictVisitor).map(StrictValue)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> Visitor<'de> for StrictVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        // serde_json never yields a non-finite f64, so this is always Some.
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(StrictValue(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) {
+                return Err(de::Error::custom(format_args!("duplicate key {key:?}")));
+            }
+            let StrictValue(value) = map.next_value()?;
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duplicate_keys_are_a_parse_error_at_any_depth() {
+        assert!(parse_strict(r#"{"a":1,"a":2}"#).is_err());
+        assert!(parse_strict(r#"{"p":{"name":"x","name":"y"}}"#).is_err());
+        assert_eq!(parse_strict(r#"{"a":[1,{"b":null}]}"#).unwrap(), json!({"a":[1,{"b":null}]}));
+    }
+
+    #[test]
+    fn trailing_garbage_is_a_parse_error() {
+        assert!(parse_strict(r#"{"a":1} x"#).is_err());
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        let deep = "[".repeat(100_000);
+        assert!(parse_strict(&deep).is_err());
+    }
+
+    #[test]
+    fn fractional_and_boolean_ids_are_invalid_and_not_echoed() {
+        for body in [r#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#, r#"{"jsonrpc":"2.0","id":true,"method":"x"}"#] {
+            let failure = parse_message(body.as_bytes()).unwrap_err();
+            assert_eq!(failure.error.code, ErrorCode::INVALID_REQUEST);
+            assert_eq!(failure.id, None);
+        }
+    }
+
+    #[test]
+    fn id_type_is_preserved() {
+        let m = parse_message(br#"{"jsonrpc":"2.0","id":"7","method":"ping"}"#).unwrap();
+        assert_eq!(m.id, Some(json!("7")));
+        let m = parse_message(br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#).unwrap();
+        assert_eq!(m.id, Some(json!(7)));
+    }
+}

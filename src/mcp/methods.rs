@@ -1,0 +1,133 @@
+//! The visible `match` over method names, per era (wire reference §3), and
+//! the per-method parameter checks. Each arm returns its result in the shape
+//! of the request's protocol version; decoration happens in `super::decorate`.
+
+use serde_json::{Map, Value, json};
+
+use super::era::{Era, ProtocolVersion};
+use super::jsonrpc::{ErrorCode, RpcError};
+use super::{Call, McpServer, Outcome, capabilities, server_info};
+
+/// Methods served in the stateless era.
+const STATELESS: &[&str] = &[
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+];
+
+/// Methods served in the handshake era.
+const HANDSHAKE: &[&str] = &[
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+];
+
+/// Stage G: is `method` served in `era`?
+pub fn is_served(era: Era, method: &str) -> bool {
+    match era {
+        Era::Stateless => STATELESS.contains(&method),
+        Era::Handshake(_) => HANDSHAKE.contains(&method),
+    }
+}
+
+/// Results that carry `ttlMs`/`cacheScope` when complete (stateless era).
+pub fn is_cacheable(method: &str) -> bool {
+    matches!(
+        method,
+        "server/discover"
+            | "tools/list"
+            | "prompts/list"
+            | "resources/list"
+            | "resources/templates/list"
+            | "resources/read"
+    )
+}
+
+/// A `-32602` answered in-band (HTTP 200).
+pub fn invalid_params(message: impl Into<String>) -> RpcError {
+    RpcError::new(200, ErrorCode::INVALID_PARAMS, message)
+}
+
+/// Stages H–K: dispatch a served method. Returns the outcome and the version
+/// the response is produced under (`initialize` negotiates its own).
+pub async fn dispatch(server: &McpServer, call: &Call<'_>) -> Result<(Outcome, ProtocolVersion), RpcError> {
+    let version = call.era.version();
+    let params = &call.message.params;
+    let complete = |v: Value| Ok((Outcome::Complete(v), version));
+    match call.message.method.as_str() {
+        "server/discover" => complete(server.discover.clone()),
+        "initialize" => {
+            let (result, negotiated) = initialize(params)?;
+            Ok((Outcome::Complete(result), negotiated))
+        }
+        "ping" => complete(json!({})),
+        "tools/list" => {
+            no_cursor(params)?;
+            complete(json!({"tools": server.catalogue.list(version)}))
+        }
+        "tools/call" => server.catalogue.call(call).await.map(|outcome| (outcome, version)),
+        "resources/list" => {
+            no_cursor(params)?;
+            complete(json!({"resources": server.resources.list(version)}))
+        }
+        "resources/templates/list" => {
+            no_cursor(params)?;
+            complete(json!({"resourceTemplates": server.resources.templates(version)}))
+        }
+        "resources/read" => complete(server.resources.read(call)?),
+        "prompts/list" => {
+            no_cursor(params)?;
+            complete(json!({"prompts": server.prompts.list(version)}))
+        }
+        "prompts/get" => complete(server.prompts.get(params)?),
+        "completion/complete" => complete(super::completion::complete(server, params)?),
+        // is_served() admitted only the names above.
+        other => {
+            Err(RpcError::new(200, ErrorCode::METHOD_NOT_FOUND, "Method not found").with_data(json!({"method": other})))
+        }
+    }
+}
+
+/// Every list fits in one page, so the server never issues a cursor: any
+/// cursor a client sends (even "") is one it never issued.
+fn no_cursor(params: &Map<String, Value>) -> Result<(), RpcError> {
+    match params.get("cursor") {
+        None => Ok(()),
+        Some(_) => Err(invalid_params("Invalid cursor")),
+    }
+}
+
+/// `initialize` (handshake era): validate, then negotiate. An unsupported
+/// requested version gets a counter-offer of 2025-06-18, never 2026-07-28.
+fn initialize(params: &Map<String, Value>) -> Result<(Value, ProtocolVersion), RpcError> {
+    let Some(Value::String(requested)) = params.get("protocolVersion") else {
+        return Err(invalid_params("initialize needs protocolVersion as a string"));
+    };
+    if !params.get("capabilities").is_some_and(Value::is_object) {
+        return Err(invalid_params("initialize needs capabilities as an object"));
+    }
+    if !params.get("clientInfo").is_some_and(Value::is_object) {
+        return Err(invalid_params("initialize needs clientInfo as an object"));
+    }
+    let negotiated = ProtocolVersion::parse_handshake(requested).unwrap_or(ProtocolVersion::V2025_06_18);
+    let result = json!({
+        "protocolVersion": negotiated.as_str(),
+        "capabilities": capabilities(),
+        "serverInfo": server_info(negotiated),
+        "instructions": super::INSTRUCTIONS,
+    });
+    Ok((result, negotiated))
+}
