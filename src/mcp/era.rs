@@ -295,7 +295,12 @@ pub fn check_routing_headers(message: &Message, headers: &HeaderMap) -> Result<(
     match Header::read(headers, H_METHOD) {
         Header::One(value) if value == method => {}
         Header::One(value) => {
-            return Err(header_error("Mcp-Method", Some(&value), Some(method), "does not match the method in the body"));
+            return Err(header_error(
+                "Mcp-Method",
+                Some(&value),
+                Some(method),
+                "does not match the method in the body",
+            ));
         }
         Header::Absent => return Err(header_error("Mcp-Method", None, Some(method), "is required")),
         Header::Repeated(_) => return Err(header_error("Mcp-Method", None, Some(method), "is repeated")),
