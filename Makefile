@@ -5,22 +5,15 @@ SHELL := /bin/bash
 PORT ?= 3000
 CARGO ?= cargo
 
-.PHONY: run test lint build fmt clean
+.PHONY: run test lint build fmt clean db db-stop token
 
-## Build and start the local server on 127.0.0.1:$(PORT).
+## Local database, demo data, development issuer, then the server on 127.0.0.1:$(PORT).
 run:
-	$(CARGO) build --bin kobana-inbox-mcp
-	@echo ""
-	@echo "MCP endpoint: http://127.0.0.1:$(PORT)/mcp"
-	@echo "Try:  curl -s http://127.0.0.1:$(PORT)/mcp -H 'content-type: application/json' \\"
-	@echo "        -H 'mcp-protocol-version: 2026-07-28' -H 'mcp-method: server/discover' \\"
-	@echo "        -d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}'"
-	@echo ""
-	PORT=$(PORT) ./target/debug/kobana-inbox-mcp
+	PORT=$(PORT) scripts/run.sh
 
-## Lint, then every test (unit, integration, event replay).
+## Lint, then every test (unit, integration, event replay) against the local database.
 test: lint
-	$(CARGO) test --all-targets
+	scripts/test.sh
 
 ## Formatting and clippy exactly as CI runs them.
 lint:
@@ -30,6 +23,18 @@ lint:
 ## Release build of the server.
 build:
 	$(CARGO) build --release
+
+## Start / stop the local DynamoDB-compatible server (moto) on 127.0.0.1:8000.
+db:
+	scripts/db.sh start
+db-stop:
+	scripts/db.sh stop
+
+## Print a development token: SUB, ORG, SCOPES, AUD (mcp|api|both), TTL_SECS pick its contents.
+token:
+	@$(CARGO) build --quiet --bin kobana-inbox-mcp
+	@DEV_ISSUER_KEY=$${DEV_ISSUER_KEY:-.local/dev-issuer.key} SUB="$(SUB)" ORG="$(ORG)" SCOPES="$(SCOPES)" AUD="$(AUD)" \
+		./target/debug/kobana-inbox-mcp dev-token
 
 fmt:
 	$(CARGO) fmt --all

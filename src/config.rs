@@ -3,8 +3,12 @@
 //! request path reads the environment.
 
 use std::env;
+use std::path::PathBuf;
+use std::time::Duration;
 
 use thiserror::Error;
+
+use crate::store::StoreConfig;
 
 /// Where the process runs: decides log format, Host allowlist and which
 /// development conveniences may be switched on.
@@ -34,6 +38,41 @@ pub struct Config {
     /// Extra `Host` values accepted besides the defaults of the mode.
     pub allowed_hosts: Vec<String>,
     pub log_format: LogFormat,
+    pub auth: AuthConfig,
+    pub store: StoreConfig,
+    /// Requests per principal and workspace per minute; 0 disables the limit.
+    pub rate_limit_per_minute: u32,
+    /// Local development issuer (never on Lambda).
+    pub dev_issuer: Option<DevIssuerConfig>,
+}
+
+#[derive(Debug, Clone)]
+pub struct AuthConfig {
+    /// The trusted authorization server, exactly as its metadata's `issuer`.
+    pub issuer: String,
+    pub jwks_url: String,
+    /// Audience of tokens for the REST API.
+    pub api_audience: String,
+    /// Least time between two JWKS fetches.
+    pub jwks_min_refresh: Duration,
+}
+
+/// The local development issuer: a signing key kept in a file, its JWKS
+/// served on `127.0.0.1:port`.
+#[derive(Debug, Clone)]
+pub struct DevIssuerConfig {
+    pub key_path: PathBuf,
+    pub port: u16,
+}
+
+impl DevIssuerConfig {
+    pub fn issuer(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    pub fn jwks_url(&self) -> String {
+        format!("{}/jwks.json", self.issuer())
+    }
 }
 
 #[derive(Debug, Error)]
@@ -79,6 +118,33 @@ impl Config {
                 });
             }
         };
+        let dev_issuer = match var("DEV_ISSUER_KEY") {
+            None => None,
+            Some(_) if mode == Mode::Lambda => {
+                return Err(ConfigError::Invalid {
+                    name: "DEV_ISSUER_KEY",
+                    reason: "the development issuer is refused on Lambda".into(),
+                });
+            }
+            Some(path) => Some(DevIssuerConfig { key_path: path.into(), port: parse_or("DEV_ISSUER_PORT", 3001)? }),
+        };
+        let (issuer, jwks_url) = match (var("OAUTH_ISSUER"), var("JWKS_URL"), &dev_issuer) {
+            (Some(issuer), Some(jwks), None) => (issuer, jwks),
+            (None, None, Some(dev)) => (dev.issuer(), dev.jwks_url()),
+            (_, _, Some(_)) => {
+                return Err(ConfigError::Invalid {
+                    name: "OAUTH_ISSUER",
+                    reason: "must not be set together with DEV_ISSUER_KEY".into(),
+                });
+            }
+            _ => {
+                return Err(ConfigError::Invalid {
+                    name: "OAUTH_ISSUER",
+                    reason: "OAUTH_ISSUER and JWKS_URL are required (make run sets up a development issuer)".into(),
+                });
+            }
+        };
+        let api_audience = var("API_AUDIENCE").unwrap_or_else(|| default_api_audience(&mcp_resource));
         Ok(Config {
             mode,
             port,
@@ -86,6 +152,19 @@ impl Config {
             allowed_origins: list("ALLOWED_ORIGINS"),
             allowed_hosts: list("ALLOWED_HOSTS"),
             log_format,
+            auth: AuthConfig {
+                issuer,
+                jwks_url,
+                api_audience,
+                jwks_min_refresh: Duration::from_secs(parse_or("JWKS_MIN_REFRESH_SECS", 60)?),
+            },
+            store: StoreConfig {
+                table: var("TABLE_NAME").unwrap_or_else(|| "kobana-inbox".into()),
+                region: var("AWS_REGION").unwrap_or_else(|| "us-east-1".into()),
+                endpoint: var("DYNAMODB_ENDPOINT"),
+            },
+            rate_limit_per_minute: parse_or("RATE_LIMIT_PER_MINUTE", 120)?,
+            dev_issuer,
         })
     }
 
@@ -98,6 +177,19 @@ impl Config {
             allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
             log_format: LogFormat::Pretty,
+            auth: AuthConfig {
+                issuer: "http://127.0.0.1:3001".into(),
+                jwks_url: "http://127.0.0.1:3001/jwks.json".into(),
+                api_audience: format!("http://127.0.0.1:{port}/api/v1"),
+                jwks_min_refresh: Duration::from_secs(60),
+            },
+            store: StoreConfig {
+                table: "kobana-inbox".into(),
+                region: "us-east-1".into(),
+                endpoint: Some("http://127.0.0.1:8000".into()),
+            },
+            rate_limit_per_minute: 0,
+            dev_issuer: None,
         }
     }
 
@@ -117,6 +209,24 @@ impl Config {
         hosts.sort();
         hosts.dedup();
         hosts
+    }
+}
+
+fn parse_or<T: std::str::FromStr>(name: &'static str, default: T) -> Result<T, ConfigError> {
+    match var(name) {
+        None => Ok(default),
+        Some(v) => v.parse().map_err(|_| ConfigError::Invalid { name, reason: format!("{v:?} is not a valid number") }),
+    }
+}
+
+/// `https://host/mcp` → `https://host/api/v1`.
+fn default_api_audience(mcp_resource: &str) -> String {
+    match mcp_resource.split_once("://") {
+        Some((scheme, rest)) => {
+            let authority = rest.split('/').next().unwrap_or(rest);
+            format!("{scheme}://{authority}/api/v1")
+        }
+        None => format!("{mcp_resource}/api/v1"),
     }
 }
 

@@ -4,17 +4,25 @@
 //! ```text
 //! API Gateway event ─┐
 //! local HTTP port  ──┴─► http::handle(&App, Request) ─► /mcp ─► mcp (both protocol eras)
+//!                                                    ├─► /.well-known/oauth-protected-resource[/mcp]
 //!                                                    └─► /health
+//! every protected request: auth (JWT against the cached JWKS) → rate limit → tenancy → …
 //! ```
 //!
-//! Dependencies point one way: `http` → `mcp`; `mcp` knows no HTTP framework
-//! types beyond the shared `http` header map.
+//! Dependencies point one way: `http` → `mcp` → `tenancy` → `store` → `domain`;
+//! `auth` knows nothing of MCP or storage; only `store` talks to DynamoDB.
 
 pub mod app;
+pub mod auth;
 pub mod config;
+pub mod dev;
+pub mod domain;
 pub mod http;
 pub mod mcp;
+pub mod seed;
+pub mod store;
 pub mod telemetry;
+pub mod tenancy;
 
 pub use app::App;
 pub use config::Config;

@@ -1,5 +1,6 @@
-//! Composition root: on Lambda, serve API Gateway events; elsewhere, serve
-//! the same handler on `127.0.0.1:$PORT`.
+//! Composition root. With no argument (or `serve`): on Lambda, serve API
+//! Gateway events; elsewhere, serve the same handler on `127.0.0.1:$PORT`.
+//! Development subcommands: `create-table`, `seed`, `dev-token`.
 
 use std::convert::Infallible;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -7,6 +8,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use inbox::config::{Config, Mode};
+use inbox::dev::DevIssuer;
+use inbox::store::Store;
 use inbox::{App, http, telemetry};
 
 #[tokio::main]
@@ -19,39 +22,91 @@ async fn main() -> ExitCode {
         }
     };
     telemetry::init(config.log_format);
-    match config.mode {
-        Mode::Lambda => run_lambda(config).await,
-        Mode::Local => serve_local(config).await,
-    }
-}
-
-async fn run_lambda(config: Config) -> ExitCode {
-    // Built once per container and kept for its lifetime.
-    let app: &'static App = Box::leak(Box::new(App::new(config)));
-    let service = lambda_http::service_fn(move |req| async move { Ok::<_, Infallible>(http::handle(app, req).await) });
-    match lambda_http::run(service).await {
+    let command = std::env::args().nth(1).unwrap_or_else(|| "serve".into());
+    let outcome = match (command.as_str(), config.mode) {
+        ("serve", Mode::Lambda) => run_lambda(config).await,
+        ("serve", Mode::Local) => serve_local(config).await,
+        (_, Mode::Lambda) => Err(format!("{command} is a development command and does not run on Lambda")),
+        ("create-table", Mode::Local) => {
+            let store = Store::connect(&config.store).await;
+            store.create_table().await.map_err(|e| format!("create-table: {e}"))
+        }
+        ("seed", Mode::Local) => {
+            let store = Store::connect(&config.store).await;
+            inbox::seed::seed(&store).await.map_err(|e| format!("seed: {e}"))
+        }
+        ("dev-token", Mode::Local) => dev_token(&config),
+        (other, _) => Err(format!("unknown command {other:?}; use serve, create-table, seed or dev-token")),
+    };
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            tracing::error!(%error, "lambda runtime stopped");
+        Err(message) => {
+            eprintln!("{message}");
             ExitCode::FAILURE
         }
     }
 }
 
-async fn serve_local(config: Config) -> ExitCode {
+async fn build(config: Config) -> Result<App, String> {
+    App::build(config).await.map_err(|e| format!("start-up failed: {e}"))
+}
+
+async fn run_lambda(config: Config) -> Result<(), String> {
+    // Built once per container and kept for its lifetime.
+    let app: &'static App = Box::leak(Box::new(build(config).await?));
+    let service = lambda_http::service_fn(move |req| async move { Ok::<_, Infallible>(http::handle(app, req).await) });
+    lambda_http::run(service).await.map_err(|e| format!("lambda runtime stopped: {e}"))
+}
+
+async fn serve_local(config: Config) -> Result<(), String> {
+    if let Some(dev) = &config.dev_issuer {
+        let issuer = DevIssuer::load_or_create(&dev.key_path).map_err(|e| e.to_string())?;
+        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, dev.port));
+        let listener =
+            tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        tracing::info!(jwks = %dev.jwks_url(), "development issuer serving its JWKS");
+        tokio::spawn(http::local::serve_document(
+            listener,
+            "/jwks.json",
+            issuer.jwks().to_string(),
+            std::future::pending(),
+        ));
+    }
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, config.port));
-    let listener = match tokio::net::TcpListener::bind(addr).await {
-        Ok(listener) => listener,
-        Err(error) => {
-            eprintln!("cannot listen on {addr}: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let app = Arc::new(App::new(config));
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let app = Arc::new(build(config).await?);
     tracing::info!(%addr, "serving MCP on http://{addr}/mcp");
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
     };
     http::local::serve(listener, app, shutdown).await;
-    ExitCode::SUCCESS
+    Ok(())
+}
+
+/// Prints a development token. `SUB`, `ORG`, `SCOPES`, `AUD` (`mcp`, `api` or
+/// `both`) and `TTL_SECS` pick its contents.
+fn dev_token(config: &Config) -> Result<(), String> {
+    let dev = config.dev_issuer.as_ref().ok_or("dev-token needs DEV_ISSUER_KEY (make token sets it)")?;
+    let issuer = DevIssuer::load_or_create(&dev.key_path).map_err(|e| e.to_string())?;
+    let env = |name: &str, default: &str| std::env::var(name).ok().filter(|v| !v.is_empty()).unwrap_or(default.into());
+    let all_scopes: Vec<&str> = inbox::domain::Scope::ALL.iter().map(|s| s.as_str()).collect();
+    let audiences = match env("AUD", "both").as_str() {
+        "mcp" => vec![config.mcp_resource.clone()],
+        "api" => vec![config.auth.api_audience.clone()],
+        "both" => vec![config.mcp_resource.clone(), config.auth.api_audience.clone()],
+        other => return Err(format!("AUD must be mcp, api or both, not {other:?}")),
+    };
+    let ttl: u64 = env("TTL_SECS", "86400").parse().map_err(|_| "TTL_SECS must be a number")?;
+    let token = issuer
+        .mint(
+            &dev.issuer(),
+            &audiences,
+            &env("SUB", "usr_admin"),
+            &env("ORG", "org_demo"),
+            &env("SCOPES", &all_scopes.join(" ")),
+            ttl,
+        )
+        .map_err(|e| e.to_string())?;
+    println!("{token}");
+    Ok(())
 }

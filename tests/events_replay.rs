@@ -11,14 +11,27 @@ use std::convert::Infallible;
 use std::path::Path;
 use std::sync::Arc;
 
-use inbox::Config;
 use lambda_http::lambda_runtime::{Context, LambdaEvent};
 use lambda_http::request::LambdaRequest;
 use lambda_http::{Adapter, Service, service_fn};
 use serde_json::Value;
 
-fn replay_config() -> Config {
-    Config { mcp_resource: "https://inbox-mcp.example.com/mcp".into(), ..Config::local(common::PORT) }
+const RESOURCE: &str = "https://inbox-mcp.example.com/mcp";
+
+/// A harness whose public name is the one the recorded events were sent to.
+fn replay_harness() -> common::Harness {
+    common::Harness::with_config(|c| c.mcp_resource = RESOURCE.into())
+}
+
+/// Fills the placeholders of a recorded event: `{{TOKEN}}` is a valid token
+/// for the demo admin with every scope.
+fn fill(event: &str, harness: &common::Harness) -> String {
+    let now = jsonwebtoken::get_current_timestamp();
+    let token = harness.sign(&serde_json::json!({
+        "iss": common::ISSUER, "sub": "usr_admin", "org_id": "org_demo", "aud": RESOURCE,
+        "scope": common::ALL_SCOPES, "iat": now, "exp": now + 600,
+    }));
+    event.replace("{{TOKEN}}", &token)
 }
 
 /// Runs one event file and returns the API Gateway response payload as JSON.
@@ -83,7 +96,8 @@ fn compare(name: &str, expected: &Value, actual: &Value) -> Vec<String> {
 
 #[tokio::test]
 async fn every_recorded_event_replays_to_its_expected_response() {
-    let app = Arc::new(inbox::App::new(replay_config()));
+    let harness = replay_harness();
+    let app = harness.app().await;
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("events");
     let mut names: Vec<String> = std::fs::read_dir(&dir)
         .expect("events/ exists")
@@ -101,7 +115,7 @@ async fn every_recorded_event_replays_to_its_expected_response() {
             continue;
         };
         let expected: Value = serde_json::from_str(&expected).expect("expected file is JSON");
-        let actual = invoke(Arc::clone(&app), &event).await;
+        let actual = invoke(Arc::clone(&app), &fill(&event, &harness)).await;
         problems.extend(compare(name, &expected, &actual));
     }
     assert!(problems.is_empty(), "{} event(s) differ:\n{}", problems.len(), problems.join("\n"));
@@ -110,10 +124,10 @@ async fn every_recorded_event_replays_to_its_expected_response() {
 #[tokio::test]
 async fn a_changed_expectation_is_reported() {
     // The comparison itself must be able to fail.
-    let app = Arc::new(inbox::App::new(replay_config()));
+    let harness = replay_harness();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("events");
     let event = std::fs::read_to_string(dir.join("mcp-2026-server-discover.json")).expect("event");
-    let actual = invoke(app, &event).await;
+    let actual = invoke(harness.app().await, &fill(&event, &harness)).await;
     let wrong =
         serde_json::json!({"statusCode": 200, "headers": {"mcp-session-id": "x"}, "body": {"result": {"ttlMs": 1}}});
     assert_eq!(compare("discover", &wrong, &actual).len(), 2);

@@ -1,20 +1,22 @@
 //! The local port serves the same handler as Lambda: real TCP on loopback.
 
-use std::sync::Arc;
+mod common;
 
-use inbox::{App, Config};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
-async fn start() -> (String, tokio::sync::oneshot::Sender<()>) {
+/// Serves a fresh harness's app on an ephemeral loopback port; returns the
+/// base URL, a token, and the sender that stops the server when dropped.
+async fn start() -> (String, String, tokio::sync::oneshot::Sender<()>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
     let port = listener.local_addr().expect("addr").port();
-    let app = Arc::new(App::new(Config::local(port)));
+    let harness = common::Harness::with_config(move |c| c.port = port);
+    let app = harness.app().await;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(inbox::http::local::serve(listener, app, async {
         let _ = stopped.await;
     }));
-    (format!("http://127.0.0.1:{port}"), stop)
+    (format!("http://127.0.0.1:{port}"), harness.admin_token(), stop)
 }
 
 fn discover() -> Value {
@@ -24,9 +26,10 @@ fn discover() -> Value {
 
 #[tokio::test]
 async fn local_port_answers_server_discover_with_all_three_versions() {
-    let (base, _stop) = start().await;
+    let (base, token, _stop) = start().await;
     let response = reqwest::Client::new()
         .post(format!("{base}/mcp"))
+        .bearer_auth(&token)
         .header("content-type", "application/json")
         .header("mcp-protocol-version", "2026-07-28")
         .header("mcp-method", "server/discover")
@@ -43,11 +46,12 @@ async fn local_port_answers_server_discover_with_all_three_versions() {
 
 #[tokio::test]
 async fn local_port_answers_initialize_with_2025_06_18() {
-    let (base, _stop) = start().await;
+    let (base, token, _stop) = start().await;
     let body = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
         "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}});
     let response = reqwest::Client::new()
         .post(format!("{base}/mcp"))
+        .bearer_auth(&token)
         .header("content-type", "application/json")
         .body(body.to_string())
         .send()
@@ -62,7 +66,7 @@ async fn local_port_answers_initialize_with_2025_06_18() {
 #[tokio::test]
 async fn local_port_refuses_a_chunked_body_over_the_limit_with_413() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let (base, _stop) = start().await;
+    let (base, token, _stop) = start().await;
     let addr = base.trim_start_matches("http://");
     let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
     // No Content-Length: the server must count while it reads.
@@ -88,9 +92,10 @@ async fn local_port_refuses_a_chunked_body_over_the_limit_with_413() {
 
 #[tokio::test]
 async fn local_port_refuses_a_foreign_host_header() {
-    let (base, _stop) = start().await;
+    let (base, token, _stop) = start().await;
     let response = reqwest::Client::new()
         .post(format!("{base}/mcp"))
+        .bearer_auth(&token)
         .header("host", "attacker.example:3000")
         .header("content-type", "application/json")
         .body(discover().to_string())

@@ -72,3 +72,38 @@ async fn answer(
     };
     Ok(http::Response::from_parts(parts, Full::new(bytes)))
 }
+
+/// Serves one JSON document at `path` (and 404 elsewhere) until `shutdown`:
+/// the development issuer's JWKS.
+pub async fn serve_document(
+    listener: TcpListener,
+    path: &'static str,
+    document: String,
+    shutdown: impl Future<Output = ()>,
+) {
+    let document = Bytes::from(document);
+    tokio::pin!(shutdown);
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = &mut shutdown => break,
+        };
+        let Ok((stream, _)) = accepted else { continue };
+        let document = document.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |req: http::Request<Incoming>| {
+                let document = document.clone();
+                async move {
+                    let found = req.uri().path() == path;
+                    let mut response = http::Response::new(Full::new(if found { document } else { Bytes::new() }));
+                    *response.status_mut() = if found { http::StatusCode::OK } else { http::StatusCode::NOT_FOUND };
+                    response
+                        .headers_mut()
+                        .insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+                    Ok::<_, Infallible>(response)
+                }
+            });
+            let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+        });
+    }
+}

@@ -15,8 +15,9 @@ use serde_json::{Value, json};
 use tracing::{Instrument, field};
 
 use crate::app::App;
+use crate::mcp::SERVER_TITLE;
 use crate::mcp::era::ProtocolVersion;
-use crate::mcp::{McpReply, Trace};
+use crate::mcp::{McpReply, McpRequest, Trace};
 
 /// Handle one request. Never fails: every failure is an HTTP response.
 pub async fn handle(app: &App, req: Request) -> Response<Body> {
@@ -32,11 +33,16 @@ pub async fn handle(app: &App, req: Request) -> Response<Body> {
         path = field::Empty,
         era = field::Empty,
         method = field::Empty,
+        sub = field::Empty,
+        workspace = field::Empty,
         status = field::Empty,
+        dynamodb_calls = field::Empty,
     );
     async move {
-        let response = route(app, req).await;
-        tracing::Span::current().record("status", response.status().as_u16());
+        let (response, round_trips) = crate::store::counting(route(app, req)).await;
+        let span = tracing::Span::current();
+        span.record("status", response.status().as_u16());
+        span.record("dynamodb_calls", round_trips);
         tracing::info!("answered");
         response
     }
@@ -70,7 +76,8 @@ async fn route(app: &App, req: Request) -> Response<Body> {
             }
             let (parts, body) = req.into_parts();
             let mut trace = Trace::default();
-            let reply = app.mcp.handle(&parts.headers, body_bytes(&body), &mut trace).await;
+            let request = McpRequest { headers: &parts.headers, query: parts.uri.query(), body: body_bytes(&body) };
+            let reply = app.mcp.handle(app, &request, &mut trace).await;
             let span = tracing::Span::current();
             if let Some(era) = trace.era {
                 span.record("era", era);
@@ -78,7 +85,21 @@ async fn route(app: &App, req: Request) -> Response<Body> {
             if let Some(method) = &trace.method {
                 span.record("method", method.as_str());
             }
+            if let Some(sub) = &trace.sub {
+                span.record("sub", sub.as_str());
+            }
+            if let Some(ws) = &trace.workspace {
+                span.record("workspace", ws.as_str());
+            }
             mcp_response(reply)
+        }
+        "/.well-known/oauth-protected-resource" | "/.well-known/oauth-protected-resource/mcp"
+            if req.method() == http::Method::GET =>
+        {
+            json_response(200, &app.mcp_resource.metadata(&format!("{SERVER_TITLE} MCP")))
+        }
+        "/.well-known/oauth-protected-resource/api/v1" if req.method() == http::Method::GET => {
+            json_response(200, &app.api_resource.metadata(&format!("{SERVER_TITLE} REST API")))
         }
         "/health" if req.method() == http::Method::GET => json_response(200, &json!({"status": "ok"})),
         _ => refusal(404, "not_found", "No such route", false),

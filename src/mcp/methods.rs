@@ -43,6 +43,11 @@ pub fn is_served(era: Era, method: &str) -> bool {
     }
 }
 
+/// Methods that act on a workspace (everything but discovery and the handshake).
+pub fn needs_workspace(method: &str) -> bool {
+    !matches!(method, "server/discover" | "initialize" | "ping")
+}
+
 /// Results that carry `ttlMs`/`cacheScope` when complete (stateless era).
 pub fn is_cacheable(method: &str) -> bool {
     matches!(

@@ -17,6 +17,10 @@ pub mod resources;
 use http::HeaderMap;
 use serde_json::{Map, Value, json};
 
+use crate::app::{App, Refused};
+use crate::auth::challenge::Rejection;
+use crate::auth::{Audience, Principal};
+use crate::tenancy::{self, TenancyError, Tenant};
 use era::{ClientContext, Era, ProtocolVersion};
 use jsonrpc::{ErrorCode, Message, RpcError, error_body, parse_message, result_body};
 
@@ -58,6 +62,44 @@ impl McpReply {
     fn accepted(version: ProtocolVersion) -> Self {
         Self { status: 202, body: None, version, headers: Vec::new() }
     }
+
+    /// An authentication failure: OAuth-style body on 401/400, JSON-RPC
+    /// (with the id, when there is one) on 503.
+    fn rejected(id: Option<&Value>, rejection: &Rejection, version: ProtocolVersion) -> Self {
+        let body = if rejection.status == 503 {
+            error_body(id, &RpcError::new(503, ErrorCode::UNAVAILABLE, rejection.description.clone()))
+        } else {
+            rejection.oauth_body()
+        };
+        Self { status: rejection.status, body: Some(body), version, headers: rejection.headers() }
+    }
+
+    fn with_headers(mut self, headers: &[(&'static str, String)]) -> Self {
+        self.headers.extend(headers.iter().cloned());
+        self
+    }
+}
+
+impl Refused {
+    /// The MCP answer to a request that was not admitted.
+    fn reply(self, id: Option<&Value>, version: ProtocolVersion) -> McpReply {
+        match self {
+            Refused::Auth(rejection) => McpReply::rejected(id, &rejection, version),
+            Refused::RateLimited { decision, headers } => {
+                let error =
+                    RpcError::new(429, ErrorCode::RATE_LIMITED, "Rate limit exceeded; retry after the window resets")
+                        .with_data(json!({"retryAfter": decision.reset_secs.max(1), "limit": decision.limit}));
+                McpReply::error(id, &error, version).with_headers(&headers)
+            }
+        }
+    }
+}
+
+/// One POST to the MCP endpoint, as the HTTP layer hands it over.
+pub struct McpRequest<'a> {
+    pub headers: &'a HeaderMap,
+    pub query: Option<&'a str>,
+    pub body: &'a [u8],
 }
 
 /// Fields the pipeline learns and the request span records.
@@ -65,6 +107,27 @@ impl McpReply {
 pub struct Trace {
     pub era: Option<&'static str>,
     pub method: Option<String>,
+    pub sub: Option<String>,
+    pub workspace: Option<String>,
+}
+
+/// A workspace that cannot be resolved: HTTP 400 with -32602 and what to send
+/// instead, so a client configuration can be fixed in one step.
+fn workspace_error(error: TenancyError) -> RpcError {
+    match error {
+        TenancyError::Required { workspaces } => RpcError::new(
+            400,
+            ErrorCode::INVALID_PARAMS,
+            "X-Workspace-Id is required: this organization has more than one workspace",
+        )
+        .with_data(json!({"missing": tenancy::HEADER_NAME, "workspaces": workspaces.iter().map(|w| w.as_str()).collect::<Vec<_>>()})),
+        TenancyError::NotFound { workspaces } => RpcError::new(400, ErrorCode::INVALID_PARAMS, "Workspace not found")
+            .with_data(json!({"invalid": tenancy::HEADER_NAME, "workspaces": workspaces.iter().map(|w| w.as_str()).collect::<Vec<_>>()})),
+        TenancyError::Store(e) => {
+            tracing::error!(error = %e, "workspace resolution failed");
+            RpcError::new(503, ErrorCode::UNAVAILABLE, "The service is temporarily unavailable; try again shortly")
+        }
+    }
 }
 
 /// A successful method result before decoration.
@@ -77,9 +140,13 @@ pub enum Outcome {
 
 /// Everything a method handler may read about the request.
 pub struct Call<'a> {
+    pub app: &'a App,
     pub era: Era,
     pub client: &'a ClientContext,
     pub message: &'a Message,
+    pub principal: &'a Principal,
+    /// The workspace acted on; `None` only for methods that need none.
+    pub tenant: Option<&'a Tenant>,
 }
 
 /// The MCP server: static documents built once per container.
@@ -114,20 +181,27 @@ impl McpServer {
     }
 
     /// The whole pipeline for one POST to the MCP endpoint.
-    pub async fn handle(&self, headers: &HeaderMap, body: &[u8], trace: &mut Trace) -> McpReply {
+    pub async fn handle(&self, app: &App, request: &McpRequest<'_>, trace: &mut Trace) -> McpReply {
+        let headers = request.headers;
         let newest = ProtocolVersion::NEWEST;
-        if let Err(error) = gate(headers, body.len()) {
+        if let Err(error) = gate(headers, request.body.len()) {
             return McpReply::error(None, &error, newest);
         }
-        let message = match parse_message(body) {
+        let message = match parse_message(request.body) {
             Ok(message) => message,
             Err(failure) => return McpReply::error(failure.id.as_ref(), &failure.error, newest),
         };
         trace.method = Some(message.method.clone());
         let Some(id) = message.id.clone() else {
-            // Notifications: nothing is executed and no version rules apply.
-            return McpReply::accepted(notification_version(&message, headers));
+            // Notifications: authenticated, then accepted; nothing is executed
+            // and no version rules apply.
+            let version = notification_version(&message, headers);
+            return match app.admit(headers, request.query, Audience::Mcp).await {
+                Ok(admitted) => McpReply::accepted(version).with_headers(&admitted.headers),
+                Err(refused) => refused.reply(None, version),
+            };
         };
+        // Stages C–D: version errors are answered before authentication.
         let era = match era::select(&message, headers) {
             Ok(era) => era,
             Err(error) => return McpReply::error(Some(&id), &error, newest),
@@ -135,15 +209,38 @@ impl McpServer {
         trace.era = Some(era.label());
         let version = era.version();
 
+        // Stage E: authentication and rate limit.
+        let admitted = match app.admit(headers, request.query, Audience::Mcp).await {
+            Ok(admitted) => admitted,
+            Err(refused) => return refused.reply(Some(&id), version),
+        };
+        trace.sub = Some(admitted.principal.sub.clone());
+        let reply = self.after_admission(app, &message, &id, era, headers, &admitted.principal, trace).await;
+        reply.with_headers(&admitted.headers)
+    }
+
+    /// Stages F–L for an authenticated request.
+    #[expect(clippy::too_many_arguments, reason = "the pipeline's state, passed by reference between its halves")]
+    async fn after_admission(
+        &self,
+        app: &App,
+        message: &Message,
+        id: &Value,
+        era: Era,
+        headers: &HeaderMap,
+        principal: &Principal,
+        trace: &mut Trace,
+    ) -> McpReply {
+        let version = era.version();
         let client = match era {
             Era::Stateless => {
-                let checked = era::check_envelope(&message).and_then(|client| {
-                    era::check_routing_headers(&message, headers)?;
+                let checked = era::check_envelope(message).and_then(|client| {
+                    era::check_routing_headers(message, headers)?;
                     Ok(client)
                 });
                 match checked {
                     Ok(client) => client,
-                    Err(error) => return McpReply::error(Some(&id), &error, version),
+                    Err(error) => return McpReply::error(Some(id), &error, version),
                 }
             }
             // Handshake-era capabilities were sent only with initialize and are not kept.
@@ -154,21 +251,34 @@ impl McpServer {
             let status = if era == Era::Stateless { 404 } else { 200 };
             let error = RpcError::new(status, ErrorCode::METHOD_NOT_FOUND, "Method not found")
                 .with_data(json!({"method": message.method}));
-            return McpReply::error(Some(&id), &error, version);
+            return McpReply::error(Some(id), &error, version);
         }
 
-        let call = Call { era, client: &client, message: &message };
+        let tenant = if methods::needs_workspace(&message.method) {
+            let header = headers.get(tenancy::HEADER).and_then(|v| v.to_str().ok());
+            match tenancy::resolve(&app.store, principal, header).await {
+                Ok(tenant) => {
+                    trace.workspace = Some(tenant.workspace.to_string());
+                    Some(tenant)
+                }
+                Err(error) => return McpReply::error(Some(id), &workspace_error(error), version),
+            }
+        } else {
+            None
+        };
+
+        let call = Call { app, era, client: &client, message, principal, tenant: tenant.as_ref() };
         match methods::dispatch(self, &call).await {
             Ok((outcome, reply_version)) => {
                 let result = self.decorate(era, &message.method, outcome);
                 McpReply {
                     status: 200,
-                    body: Some(result_body(&id, result)),
+                    body: Some(result_body(id, result)),
                     version: reply_version,
                     headers: Vec::new(),
                 }
             }
-            Err(error) => McpReply::error(Some(&id), &error, version),
+            Err(error) => McpReply::error(Some(id), &error, version),
         }
     }
 

@@ -3,12 +3,17 @@
 
 #![allow(dead_code, reason = "each test binary uses a different part of the harness")]
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
 
+use inbox::dev::DevIssuer;
 use inbox::mcp::era::encode_name;
 use inbox::{App, Config};
 use lambda_http::Body;
 use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio::sync::OnceCell;
 
 pub const PORT: u16 = 3000;
 pub const HOST: &str = "127.0.0.1:3000";
@@ -27,17 +32,156 @@ pub fn envelope() -> Value {
     envelope_with(json!({}))
 }
 
+/// A JWKS endpoint on loopback whose answer a test can change.
+pub struct JwksServer {
+    pub url: String,
+    pub document: Arc<RwLock<String>>,
+    pub hits: Arc<AtomicU64>,
+    /// 0 = serve the document, 1 = garbage, 2 = hang, 3 = HTTP 500.
+    pub mode: Arc<AtomicU8>,
+}
+
+impl JwksServer {
+    pub async fn start(document: String) -> JwksServer {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind JWKS listener");
+        let url = format!("http://{}/jwks.json", listener.local_addr().expect("addr"));
+        let document = Arc::new(RwLock::new(document));
+        let hits = Arc::new(AtomicU64::new(0));
+        let mode = Arc::new(AtomicU8::new(0));
+        let (d, h, m) = (Arc::clone(&document), Arc::clone(&hits), Arc::clone(&mode));
+        tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else { continue };
+                let (d, h, m) = (Arc::clone(&d), Arc::clone(&h), Arc::clone(&m));
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |_req: http::Request<hyper::body::Incoming>| {
+                        let (d, h, m) = (Arc::clone(&d), Arc::clone(&h), Arc::clone(&m));
+                        async move {
+                            h.fetch_add(1, Ordering::SeqCst);
+                            let (status, body) = match m.load(Ordering::SeqCst) {
+                                0 => (200, d.read().expect("lock").clone()),
+                                1 => (200, "<html>not json".to_owned()),
+                                2 => {
+                                    tokio::time::sleep(Duration::from_secs(30)).await;
+                                    (200, String::new())
+                                }
+                                _ => (500, String::new()),
+                            };
+                            let mut response = http::Response::new(http_body_util::Full::new(bytes::Bytes::from(body)));
+                            *response.status_mut() = http::StatusCode::from_u16(status).expect("status");
+                            Ok::<_, std::convert::Infallible>(response)
+                        }
+                    });
+                    let io = hyper_util::rt::TokioIo::new(stream);
+                    let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await;
+                });
+            }
+        });
+        JwksServer { url, document, hits, mode }
+    }
+
+    pub fn hits(&self) -> u64 {
+        self.hits.load(Ordering::SeqCst)
+    }
+
+    pub fn set_mode(&self, mode: u8) {
+        self.mode.store(mode, Ordering::SeqCst);
+    }
+
+    pub fn set_document(&self, document: String) {
+        *self.document.write().expect("lock") = document;
+    }
+}
+
+/// The local DynamoDB-compatible server `make test` starts.
+pub fn dynamodb_endpoint() -> String {
+    std::env::var("DYNAMODB_ENDPOINT").unwrap_or_else(|_| "http://127.0.0.1:8000".into())
+}
+
+/// A table name no other test uses.
+pub fn unique_table() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    format!("t-{}-{nanos}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::SeqCst))
+}
+
+pub const ISSUER: &str = "https://auth.example.com";
+pub const MCP_RESOURCE: &str = "http://127.0.0.1:3000/mcp";
+pub const API_AUDIENCE: &str = "http://127.0.0.1:3000/api/v1";
+
+/// A test environment: its own table (seeded with the demo data), its own
+/// JWKS server and signing key, and the real `App` built from them. Built on
+/// first use, inside the test's runtime.
 pub struct Harness {
-    pub app: Arc<App>,
+    pub issuer: DevIssuer,
+    pub table: String,
+    config_hook: Box<dyn Fn(&mut Config) + Send + Sync>,
+    built: OnceCell<(Arc<App>, Arc<JwksServer>)>,
 }
 
 impl Harness {
     pub fn new() -> Self {
-        Self::with_config(Config::local(PORT))
+        Self::with_config(|_| {})
     }
 
-    pub fn with_config(config: Config) -> Self {
-        Self { app: Arc::new(App::new(config)) }
+    /// A harness whose configuration `hook` adjusts before the app is built.
+    pub fn with_config(hook: impl Fn(&mut Config) + Send + Sync + 'static) -> Self {
+        Self {
+            issuer: DevIssuer::generate().expect("test signing key"),
+            table: unique_table(),
+            config_hook: Box::new(hook),
+            built: OnceCell::new(),
+        }
+    }
+
+    /// The configuration every harness starts from.
+    pub fn base_config(table: &str, jwks_url: &str) -> Config {
+        let mut config = Config::local(PORT);
+        config.auth.issuer = ISSUER.into();
+        config.auth.jwks_url = jwks_url.into();
+        config.auth.api_audience = API_AUDIENCE.into();
+        config.store.table = table.into();
+        config.store.endpoint = Some(dynamodb_endpoint());
+        config
+    }
+
+    async fn built(&self) -> &(Arc<App>, Arc<JwksServer>) {
+        self.built
+            .get_or_init(|| async {
+                let jwks = Arc::new(JwksServer::start(self.issuer.jwks().to_string()).await);
+                let mut config = Self::base_config(&self.table, &jwks.url);
+                (self.config_hook)(&mut config);
+                let app = App::build(config).await.expect("app builds");
+                app.store.create_table().await.unwrap_or_else(|e| {
+                    panic!("cannot create a table at {} ({e}); start it with `make db`", dynamodb_endpoint())
+                });
+                inbox::seed::seed(&app.store).await.expect("seed");
+                (Arc::new(app), jwks)
+            })
+            .await
+    }
+
+    pub async fn app(&self) -> Arc<App> {
+        Arc::clone(&self.built().await.0)
+    }
+
+    pub async fn jwks(&self) -> Arc<JwksServer> {
+        Arc::clone(&self.built().await.1)
+    }
+
+    /// A token from this harness's issuer.
+    pub fn token_for(&self, sub: &str, org: &str, scopes: &str) -> String {
+        self.issuer.mint(ISSUER, &[MCP_RESOURCE.into(), API_AUDIENCE.into()], sub, org, scopes, 3600).expect("mint")
+    }
+
+    /// The demo admin with every scope.
+    pub fn admin_token(&self) -> String {
+        self.token_for("usr_admin", "org_demo", ALL_SCOPES)
+    }
+
+    /// Signs arbitrary claims with this harness's key.
+    pub fn sign(&self, claims: &Value) -> String {
+        self.issuer.sign(claims).expect("sign")
     }
 
     /// A POST to /mcp with the headers every client sends and no routing headers.
@@ -85,6 +229,9 @@ impl Harness {
     }
 }
 
+pub const ALL_SCOPES: &str =
+    "inboxes:read inboxes:write emails:read emails:write webhooks:read webhooks:write emails:ingest";
+
 pub struct Req<'a> {
     harness: &'a Harness,
     method: String,
@@ -94,14 +241,26 @@ pub struct Req<'a> {
 }
 
 impl<'a> Req<'a> {
+    /// Every request starts as the demo admin acting on `ws_main`; tests
+    /// remove or replace these headers to exercise the failures.
     fn new(harness: &'a Harness, method: &str, path: &str) -> Self {
+        let token = format!("Bearer {}", harness.admin_token());
         Req {
             harness,
             method: method.into(),
             path: path.into(),
-            headers: vec![("host".into(), HOST.as_bytes().to_vec())],
+            headers: vec![
+                ("host".into(), HOST.as_bytes().to_vec()),
+                ("authorization".into(), token.into_bytes()),
+                ("x-workspace-id".into(), b"ws_main".to_vec()),
+            ],
             body: Body::Empty,
         }
+    }
+
+    /// Send as someone else: replaces the bearer token.
+    pub fn token(self, token: &str) -> Self {
+        self.header("authorization", &format!("Bearer {token}"))
     }
 
     /// Set a header, replacing any earlier value of the same name.
@@ -153,7 +312,7 @@ impl<'a> Req<'a> {
     }
 
     pub async fn send(self) -> Resp {
-        let app = Arc::clone(&self.harness.app);
+        let app = self.harness.app().await;
         let response = inbox::http::handle(&app, self.build()).await;
         Resp::from(response)
     }

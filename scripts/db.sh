@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The local DynamoDB-compatible server (moto in server mode), installed into
+# .local/venv on first use and bound to 127.0.0.1 only.
+#   scripts/db.sh start   start it unless something already answers on the port
+#   scripts/db.sh stop    stop the server this script started (by its PID)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PORT="${DYNAMODB_PORT:-8000}"
+VENV=.local/venv
+PIDFILE=.local/moto.pid
+LOG=.local/moto.log
+
+answering() { (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; }
+
+install() {
+  if [ ! -x "$VENV/bin/moto_server" ]; then
+    echo "installing the local DynamoDB (moto) into $VENV ..." >&2
+    python3 -m venv "$VENV"
+    "$VENV/bin/pip" install --quiet --disable-pip-version-check 'moto[server]>=5,<6'
+  fi
+}
+
+case "${1:-start}" in
+  start)
+    if answering; then
+      echo "local DynamoDB already answering on 127.0.0.1:$PORT" >&2
+      exit 0
+    fi
+    install
+    mkdir -p .local
+    nohup "$VENV/bin/moto_server" -H 127.0.0.1 -p "$PORT" >"$LOG" 2>&1 &
+    echo $! >"$PIDFILE"
+    for _ in $(seq 1 100); do
+      if answering; then
+        echo "local DynamoDB started on 127.0.0.1:$PORT (pid $(cat "$PIDFILE"))" >&2
+        exit 0
+      fi
+      sleep 0.1
+    done
+    echo "local DynamoDB did not start; see $LOG" >&2
+    exit 1
+    ;;
+  stop)
+    if [ -f "$PIDFILE" ]; then
+      kill "$(cat "$PIDFILE")" 2>/dev/null || true
+      rm -f "$PIDFILE"
+    fi
+    ;;
+  *)
+    echo "usage: $0 start|stop" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# `make run`: local database, table, demo data, development issuer, server.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export PORT="${PORT:-3000}"
+export DYNAMODB_PORT="${DYNAMODB_PORT:-8000}"
+export DYNAMODB_ENDPOINT="${DYNAMODB_ENDPOINT:-http://127.0.0.1:$DYNAMODB_PORT}"
+export DEV_ISSUER_KEY="${DEV_ISSUER_KEY:-.local/dev-issuer.key}"
+export DEV_ISSUER_PORT="${DEV_ISSUER_PORT:-3001}"
+BIN=./target/debug/kobana-inbox-mcp
+
+started_db=0
+if ! (exec 3<>"/dev/tcp/127.0.0.1/$DYNAMODB_PORT") 2>/dev/null; then
+  scripts/db.sh start
+  started_db=1
+fi
+cleanup() { [ "$started_db" = 1 ] && scripts/db.sh stop; }
+trap cleanup EXIT
+
+cargo build --quiet --bin kobana-inbox-mcp
+"$BIN" create-table
+"$BIN" seed
+TOKEN=$("$BIN" dev-token)
+
+cat <<INFO
+
+  Kobana Autonomous Inbox — local server
+  MCP endpoint:    http://127.0.0.1:$PORT/mcp
+  Metadata:        http://127.0.0.1:$PORT/.well-known/oauth-protected-resource/mcp
+  Dev issuer JWKS: http://127.0.0.1:$DEV_ISSUER_PORT/jwks.json
+  Demo data:       org_demo (ws_main, ws_ops), org_other (ws_other) — see README
+
+  Development token (usr_admin, every scope, 24 h; more with 'make -s token'):
+
+$TOKEN
+
+  Try it:
+    curl -s http://127.0.0.1:$PORT/mcp -H "authorization: Bearer \$TOKEN" \\
+      -H 'content-type: application/json' -H 'mcp-protocol-version: 2026-07-28' \\
+      -H 'mcp-method: server/discover' \\
+      -d '{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
+
+  Connect an MCP client (Streamable HTTP) to http://127.0.0.1:$PORT/mcp with the headers
+    Authorization: Bearer <token>
+    X-Workspace-Id: ws_main
+  e.g. Claude Code:
+    claude mcp add --transport http kobana-inbox http://127.0.0.1:$PORT/mcp \\
+      --header "Authorization: Bearer <token>" --header "X-Workspace-Id: ws_main"
+
+INFO
+"$BIN" serve

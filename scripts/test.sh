@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# `make test`: start the local database if needed, run every test against it,
+# stop it again if this script started it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export DYNAMODB_PORT="${DYNAMODB_PORT:-8000}"
+export DYNAMODB_ENDPOINT="${DYNAMODB_ENDPOINT:-http://127.0.0.1:$DYNAMODB_PORT}"
+
+started_db=0
+if ! (exec 3<>"/dev/tcp/127.0.0.1/$DYNAMODB_PORT") 2>/dev/null; then
+  scripts/db.sh start
+  started_db=1
+fi
+cleanup() { [ "$started_db" = 1 ] && scripts/db.sh stop; }
+trap cleanup EXIT
+
+cargo test --all-targets "$@"

@@ -1,0 +1,140 @@
+//! JWT verification: the algorithm comes from the cached key (never from the
+//! token alone) and must be RS256, ES256 or EdDSA; then signature, `iss`,
+//! `aud` (string or array, normalised), `exp`/`nbf`/`iat` with a small leeway,
+//! and the claims this product needs (`sub`, `org_id`, `scope` or `scp`).
+
+use jsonwebtoken::{Algorithm, Validation, decode, decode_header};
+use serde::Deserialize;
+
+use super::jwks::{JwksCache, JwksError};
+use super::{Audience, AuthError, Principal};
+use crate::domain::{OrgId, Scopes};
+
+/// Clock skew tolerated on `exp`, `nbf` and `iat`, in seconds.
+pub const LEEWAY_SECS: u64 = 60;
+
+const ALLOWED: [Algorithm; 3] = [Algorithm::RS256, Algorithm::ES256, Algorithm::EdDSA];
+
+pub struct Verifier {
+    issuer: String,
+    mcp_audience: String,
+    api_audience: String,
+    pub jwks: JwksCache,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+#[derive(Deserialize)]
+struct Claims {
+    iss: String,
+    sub: String,
+    aud: OneOrMany,
+    org_id: Option<String>,
+    scope: Option<String>,
+    scp: Option<Vec<String>>,
+    iat: Option<u64>,
+}
+
+impl Verifier {
+    pub fn new(issuer: String, mcp_audience: String, api_audience: String, jwks: JwksCache) -> Self {
+        Self { issuer, mcp_audience, api_audience, jwks }
+    }
+
+    pub fn issuer(&self) -> &str {
+        &self.issuer
+    }
+
+    pub async fn verify(&self, token: &str, audience: Audience) -> Result<Principal, AuthError> {
+        let header = decode_header(token).map_err(|_| AuthError::InvalidToken("The access token is malformed"))?;
+        if !ALLOWED.contains(&header.alg) {
+            return Err(AuthError::InvalidToken("The access token algorithm is not allowed"));
+        }
+        let kid = header.kid.ok_or(AuthError::InvalidToken("The access token has no key id"))?;
+        let key = self.jwks.key(&kid).await.map_err(|e| match e {
+            JwksError::UnknownKid => AuthError::InvalidToken("The access token key id is unknown"),
+            JwksError::Unavailable { retry_after_secs } => AuthError::Unavailable { retry_after_secs },
+        })?;
+        if key.alg != header.alg {
+            return Err(AuthError::InvalidToken("The access token algorithm does not match its key"));
+        }
+
+        let mut validation = Validation::new(key.alg);
+        validation.leeway = LEEWAY_SECS;
+        validation.validate_nbf = true;
+        validation.set_issuer(&[&self.issuer]);
+        // The audience is compared below, after normalisation.
+        validation.validate_aud = false;
+        validation.set_required_spec_claims(&["exp", "iss", "sub", "aud"]);
+        let data = decode::<Claims>(token, &key.key, &validation).map_err(|e| {
+            use jsonwebtoken::errors::ErrorKind;
+            AuthError::InvalidToken(match e.kind() {
+                ErrorKind::ExpiredSignature => "The access token expired",
+                ErrorKind::ImmatureSignature => "The access token is not valid yet",
+                ErrorKind::InvalidIssuer => "The access token issuer is not trusted",
+                ErrorKind::InvalidSignature => "The access token signature is invalid",
+                ErrorKind::MissingRequiredClaim(_) => "The access token lacks a required claim",
+                _ => "The access token is invalid",
+            })
+        })?;
+        let claims = data.claims;
+        if claims.iss != self.issuer {
+            return Err(AuthError::InvalidToken("The access token issuer is not trusted"));
+        }
+        let wanted = normalise(match audience {
+            Audience::Mcp => &self.mcp_audience,
+            Audience::Api => &self.api_audience,
+        });
+        let audiences = match claims.aud {
+            OneOrMany::One(a) => vec![a],
+            OneOrMany::Many(a) => a,
+        };
+        if !audiences.iter().any(|a| normalise(a) == wanted) {
+            return Err(AuthError::InvalidToken("The access token is not meant for this resource"));
+        }
+        if claims.iat.is_some_and(|iat| iat > jsonwebtoken::get_current_timestamp() + LEEWAY_SECS) {
+            return Err(AuthError::InvalidToken("The access token was issued in the future"));
+        }
+        if claims.sub.is_empty() {
+            return Err(AuthError::InvalidToken("The access token has an empty subject"));
+        }
+        let org = claims
+            .org_id
+            .as_deref()
+            .and_then(OrgId::parse)
+            .ok_or(AuthError::InvalidToken("The access token has no valid org_id"))?;
+        let scopes = match (&claims.scope, &claims.scp) {
+            (Some(scope), _) => Scopes::from_names(scope.split(' ')),
+            (None, Some(scp)) => Scopes::from_names(scp.iter().map(String::as_str)),
+            (None, None) => Scopes::default(),
+        };
+        Ok(Principal { iss: claims.iss, sub: claims.sub, org, scopes })
+    }
+}
+
+/// Lowercase scheme and host, no trailing slash: how audiences are compared.
+pub fn normalise(uri: &str) -> String {
+    let trimmed = uri.trim_end_matches('/');
+    match trimmed.split_once("://") {
+        Some((scheme, rest)) => {
+            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+            format!("{}://{}{}", scheme.to_ascii_lowercase(), authority.to_ascii_lowercase(), path)
+        }
+        None => trimmed.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn audiences_compare_case_insensitively_on_scheme_and_host_only() {
+        assert_eq!(normalise("HTTPS://Inbox.Example.com/mcp/"), "https://inbox.example.com/mcp");
+        assert_ne!(normalise("https://inbox.example.com/MCP"), normalise("https://inbox.example.com/mcp"));
+    }
+}

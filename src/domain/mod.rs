@@ -1,0 +1,11 @@
+//! Pure types and rules of the product, with no I/O: OAuth scopes, workspace
+//! roles and what each role may do, and the identifiers that scope every
+//! record to a tenant. Nothing here knows HTTP, JSON-RPC or DynamoDB.
+
+pub mod ids;
+pub mod roles;
+pub mod scopes;
+
+pub use ids::{OrgId, WorkspaceId};
+pub use roles::{Permission, Role};
+pub use scopes::{Scope, Scopes};

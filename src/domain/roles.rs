@@ -1,0 +1,63 @@
+//! Workspace roles and the permissions each grants. Roles nest: an operator
+//! can do everything a viewer can, an admin everything an operator can.
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Role {
+    Viewer,
+    Operator,
+    Admin,
+}
+
+/// What an operation needs from the caller's role in the workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Permission {
+    /// Read everything in the workspace.
+    Read,
+    /// Reprocess e-mails, test webhooks, resend deliveries.
+    Operate,
+    /// Create, update and delete inboxes and webhooks, change allowed senders,
+    /// rotate webhook secrets, delete e-mails.
+    Administer,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Viewer => "viewer",
+            Role::Operator => "operator",
+            Role::Admin => "admin",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Role> {
+        match s {
+            "viewer" => Some(Role::Viewer),
+            "operator" => Some(Role::Operator),
+            "admin" => Some(Role::Admin),
+            _ => None,
+        }
+    }
+
+    pub fn allows(self, permission: Permission) -> bool {
+        let needed = match permission {
+            Permission::Read => Role::Viewer,
+            Permission::Operate => Role::Operator,
+            Permission::Administer => Role::Admin,
+        };
+        self >= needed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_nest() {
+        assert!(Role::Viewer.allows(Permission::Read));
+        assert!(!Role::Viewer.allows(Permission::Operate));
+        assert!(Role::Operator.allows(Permission::Operate));
+        assert!(!Role::Operator.allows(Permission::Administer));
+        assert!(Role::Admin.allows(Permission::Administer));
+    }
+}

@@ -1,0 +1,124 @@
+//! DynamoDB access: the only code that imports `aws_sdk_dynamodb`. One table
+//! (see `keys` for its design); each aggregate has its own module. Every call
+//! is counted per request (`round_trips`) so the request span can log it.
+
+pub mod keys;
+pub mod rate_limit;
+pub mod table;
+pub mod tenancy;
+
+use std::cell::Cell;
+use std::time::Duration;
+
+use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::config::{Credentials, Region};
+use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::types::AttributeValue;
+
+tokio::task_local! {
+    static ROUND_TRIPS: Cell<u32>;
+}
+
+/// Runs `fut` with a fresh round-trip counter; returns its output and the count.
+pub async fn counting<F: Future>(fut: F) -> (F::Output, u32) {
+    ROUND_TRIPS
+        .scope(Cell::new(0), async {
+            let out = fut.await;
+            (out, ROUND_TRIPS.try_with(Cell::get).unwrap_or(0))
+        })
+        .await
+}
+
+pub(crate) fn count_round_trip() {
+    let _ = ROUND_TRIPS.try_with(|c| c.set(c.get() + 1));
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("not found")]
+    NotFound,
+    #[error("conflict")]
+    Conflict,
+    #[error("throttled by DynamoDB")]
+    Throttled,
+    #[error("DynamoDB unavailable: {0}")]
+    Unavailable(String),
+    #[error("stored item is malformed: {0}")]
+    Corrupt(String),
+}
+
+impl<E: ProvideErrorMetadata + std::fmt::Debug, R: std::fmt::Debug> From<SdkError<E, R>> for StoreError {
+    fn from(error: SdkError<E, R>) -> Self {
+        match error.as_service_error().and_then(|e| e.code()) {
+            Some("ConditionalCheckFailedException" | "TransactionCanceledException") => StoreError::Conflict,
+            Some("ProvisionedThroughputExceededException" | "ThrottlingException" | "RequestLimitExceeded") => {
+                StoreError::Throttled
+            }
+            Some("ResourceNotFoundException") => StoreError::Unavailable("table not found".into()),
+            _ => StoreError::Unavailable(format!("{error:?}").chars().take(500).collect()),
+        }
+    }
+}
+
+/// Where the table lives.
+#[derive(Debug, Clone)]
+pub struct StoreConfig {
+    pub table: String,
+    pub region: String,
+    /// A local DynamoDB-compatible server; `None` means AWS with the default credential chain.
+    pub endpoint: Option<String>,
+}
+
+#[derive(Clone)]
+pub struct Store {
+    client: Client,
+    table: String,
+}
+
+impl Store {
+    pub async fn connect(config: &StoreConfig) -> Store {
+        let timeouts = aws_config::timeout::TimeoutConfig::builder()
+            .connect_timeout(Duration::from_secs(2))
+            .operation_attempt_timeout(Duration::from_secs(3))
+            .operation_timeout(Duration::from_secs(8))
+            .build();
+        let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest())
+            .region(Region::new(config.region.clone()))
+            .timeout_config(timeouts);
+        if let Some(endpoint) = &config.endpoint {
+            // The local server accepts any credentials; never look for real ones.
+            loader = loader
+                .endpoint_url(endpoint)
+                .credentials_provider(Credentials::new("local", "local", None, None, "local"));
+        }
+        let sdk = loader.load().await;
+        Store { client: Client::new(&sdk), table: config.table.clone() }
+    }
+
+    pub fn table(&self) -> &str {
+        &self.table
+    }
+
+    pub(crate) fn client(&self) -> &Client {
+        count_round_trip();
+        &self.client
+    }
+}
+
+pub(crate) fn s(v: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(v.into())
+}
+
+pub(crate) fn n(v: impl ToString) -> AttributeValue {
+    AttributeValue::N(v.to_string())
+}
+
+pub(crate) fn get_s<'a>(
+    item: &'a std::collections::HashMap<String, AttributeValue>,
+    name: &str,
+) -> Result<&'a str, StoreError> {
+    match item.get(name) {
+        Some(AttributeValue::S(v)) => Ok(v),
+        _ => Err(StoreError::Corrupt(format!("missing string attribute {name}"))),
+    }
+}

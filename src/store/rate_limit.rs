@@ -1,0 +1,65 @@
+//! Fixed-window rate-limit counters shared by every replica: one conditional
+//! update per request. The window item expires by TTL.
+
+use super::keys::{self, PK, SK, TTL};
+use super::{Store, StoreError, n, s};
+use crate::domain::OrgId;
+
+/// The outcome of counting one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateDecision {
+    pub allowed: bool,
+    pub limit: u32,
+    pub remaining: u32,
+    /// Seconds until the window resets.
+    pub reset_secs: u64,
+}
+
+pub const WINDOW_SECS: u64 = 60;
+
+impl Store {
+    /// Counts a request of (org, sub, workspace) in the window containing `now`.
+    pub async fn hit_rate_limit(
+        &self,
+        org: &OrgId,
+        sub: &str,
+        ws: &str,
+        limit: u32,
+        now: u64,
+    ) -> Result<RateDecision, StoreError> {
+        let window = now - now % WINDOW_SECS;
+        let reset_secs = window + WINDOW_SECS - now;
+        let result = self
+            .client()
+            .update_item()
+            .table_name(self.table())
+            .key(PK, s(keys::rate_pk(org, sub, ws)))
+            .key(SK, s(keys::rate_sk(window)))
+            .update_expression("ADD #c :one SET #e = :exp")
+            .condition_expression("attribute_not_exists(#c) OR #c < :limit")
+            .expression_attribute_names("#c", "count")
+            .expression_attribute_names("#e", TTL)
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":limit", n(limit))
+            .expression_attribute_values(":exp", n(window + 2 * WINDOW_SECS))
+            .return_values(aws_sdk_dynamodb::types::ReturnValue::UpdatedNew)
+            .send()
+            .await;
+        match result {
+            Ok(out) => {
+                let count = out
+                    .attributes
+                    .as_ref()
+                    .and_then(|a| a.get("count"))
+                    .and_then(|v| v.as_n().ok())
+                    .and_then(|v| v.parse::<u32>().ok())
+                    .unwrap_or(limit);
+                Ok(RateDecision { allowed: true, limit, remaining: limit.saturating_sub(count), reset_secs })
+            }
+            Err(e) => match StoreError::from(e) {
+                StoreError::Conflict => Ok(RateDecision { allowed: false, limit, remaining: 0, reset_secs }),
+                other => Err(other),
+            },
+        }
+    }
+}

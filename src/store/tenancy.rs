@@ -1,0 +1,106 @@
+//! Organizations, workspaces and memberships.
+
+use aws_sdk_dynamodb::types::AttributeValue;
+
+use super::keys::{self, PK, SK};
+use super::{Store, StoreError, get_s, s};
+use crate::domain::{OrgId, Role, WorkspaceId};
+
+impl Store {
+    /// The caller's role in one workspace of their organization (one read).
+    pub async fn membership(&self, org: &OrgId, sub: &str, ws: &WorkspaceId) -> Result<Option<Role>, StoreError> {
+        let out = self
+            .client()
+            .get_item()
+            .table_name(self.table())
+            .key(PK, s(keys::member_pk(org, sub)))
+            .key(SK, s(keys::workspace_sk(ws)))
+            .send()
+            .await?;
+        match out.item {
+            None => Ok(None),
+            Some(item) => Role::parse(get_s(&item, "role")?)
+                .map(Some)
+                .ok_or_else(|| StoreError::Corrupt("membership role".into())),
+        }
+    }
+
+    /// Every workspace the caller belongs to, with the role (one query).
+    pub async fn memberships(&self, org: &OrgId, sub: &str) -> Result<Vec<(WorkspaceId, Role)>, StoreError> {
+        let out = self
+            .client()
+            .query()
+            .table_name(self.table())
+            .key_condition_expression("#pk = :pk AND begins_with(#sk, :ws)")
+            .expression_attribute_names("#pk", PK)
+            .expression_attribute_names("#sk", SK)
+            .expression_attribute_values(":pk", s(keys::member_pk(org, sub)))
+            .expression_attribute_values(":ws", s("WS#"))
+            .send()
+            .await?;
+        let mut found = Vec::new();
+        for item in out.items.unwrap_or_default() {
+            let ws = get_s(&item, "workspace_id").ok().and_then(WorkspaceId::parse);
+            let role = get_s(&item, "role").ok().and_then(Role::parse);
+            if let (Some(ws), Some(role)) = (ws, role) {
+                found.push((ws, role));
+            }
+        }
+        Ok(found)
+    }
+
+    /// The ids of every workspace of an organization (one read).
+    pub async fn org_workspaces(&self, org: &OrgId) -> Result<Vec<WorkspaceId>, StoreError> {
+        let out = self
+            .client()
+            .get_item()
+            .table_name(self.table())
+            .key(PK, s(keys::tenant(org)))
+            .key(SK, s(keys::ORG_META))
+            .send()
+            .await?;
+        let mut ids: Vec<WorkspaceId> = match out.item.as_ref().and_then(|i| i.get("workspace_ids")) {
+            Some(AttributeValue::Ss(ids)) => ids.iter().filter_map(|w| WorkspaceId::parse(w)).collect(),
+            _ => Vec::new(),
+        };
+        ids.sort();
+        Ok(ids)
+    }
+
+    /// Creates or renames a workspace and records it on its organization.
+    pub async fn put_workspace(&self, org: &OrgId, ws: &WorkspaceId, name: &str) -> Result<(), StoreError> {
+        self.client()
+            .put_item()
+            .table_name(self.table())
+            .item(PK, s(keys::tenant(org)))
+            .item(SK, s(keys::workspace_sk(ws)))
+            .item("workspace_id", s(ws.as_str()))
+            .item("name", s(name))
+            .send()
+            .await?;
+        self.client()
+            .update_item()
+            .table_name(self.table())
+            .key(PK, s(keys::tenant(org)))
+            .key(SK, s(keys::ORG_META))
+            .update_expression("ADD workspace_ids :ws")
+            .expression_attribute_values(":ws", AttributeValue::Ss(vec![ws.as_str().to_owned()]))
+            .send()
+            .await?;
+        Ok(())
+    }
+
+    pub async fn put_membership(&self, org: &OrgId, sub: &str, ws: &WorkspaceId, role: Role) -> Result<(), StoreError> {
+        self.client()
+            .put_item()
+            .table_name(self.table())
+            .item(PK, s(keys::member_pk(org, sub)))
+            .item(SK, s(keys::workspace_sk(ws)))
+            .item("workspace_id", s(ws.as_str()))
+            .item("sub", s(sub))
+            .item("role", s(role.as_str()))
+            .send()
+            .await?;
+        Ok(())
+    }
+}
