@@ -71,7 +71,7 @@ async fn local_port_refuses_a_chunked_body_over_the_limit_with_413() {
     let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
     // No Content-Length: the server must count while it reads.
     let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
     );
     stream.write_all(head.as_bytes()).await.expect("write head");
     let body = vec![b' '; inbox::mcp::MAX_BODY_BYTES + 1];

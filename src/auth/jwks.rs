@@ -80,18 +80,26 @@ impl JwksCache {
             return Ok(key.clone());
         }
         // With no keys at all, retry sooner: nothing can be served until then.
-        let interval = if keys.is_empty() { self.min_interval.min(Duration::from_secs(5)) } else { self.min_interval };
+        let had_keys = !keys.is_empty();
+        let interval = if had_keys { self.min_interval } else { self.min_interval.min(Duration::from_secs(5)) };
         let now = Instant::now();
         let due = last_attempt.is_none_or(|t| now.duration_since(t) >= interval);
         if due {
-            *last_attempt = Some(now);
             self.fetches.fetch_add(1, Ordering::Relaxed);
             match self.fetch().await {
                 Ok(fresh) => {
                     tracing::info!(keys = fresh.len(), "JWKS refreshed");
                     *self.keys.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(fresh);
+                    // The first successful load does not start the clock:
+                    // only refreshes (and failures) are rate-limited.
+                    if had_keys {
+                        *last_attempt = Some(now);
+                    }
                 }
-                Err(reason) => tracing::warn!(%reason, "JWKS refresh failed; keeping the keys already held"),
+                Err(reason) => {
+                    *last_attempt = Some(now);
+                    tracing::warn!(%reason, "JWKS refresh failed; keeping the keys already held");
+                }
             }
         }
         let keys = self.snapshot();

@@ -6,13 +6,14 @@
 use serde_json::{Map, Value, json};
 
 use super::McpServer;
+use super::era::ProtocolVersion;
 use super::jsonrpc::RpcError;
 use super::methods::invalid_params;
 use super::prompts::{ArgumentKind, Prompts};
 
 pub const MAX_VALUES: usize = 100;
 
-pub fn complete(_server: &McpServer, params: &Map<String, Value>) -> Result<Value, RpcError> {
+pub fn complete(_server: &McpServer, params: &Map<String, Value>, version: ProtocolVersion) -> Result<Value, RpcError> {
     let Some(Value::Object(reference)) = params.get("ref") else {
         return Err(invalid_params("completion/complete needs params.ref as an object"));
     };
@@ -23,7 +24,8 @@ pub fn complete(_server: &McpServer, params: &Map<String, Value>) -> Result<Valu
     else {
         return Err(invalid_params("completion/complete needs argument.name and argument.value as strings"));
     };
-    if params.get("context").is_some_and(|c| !c.is_object()) {
+    // 2025-03-26 has no context: whatever arrives there is ignored.
+    if version != ProtocolVersion::V2025_03_26 && params.get("context").is_some_and(|c| !c.is_object()) {
         return Err(invalid_params("completion/complete needs params.context as an object"));
     }
     let candidates: Vec<String> = match reference.get("type").and_then(Value::as_str) {

@@ -98,7 +98,7 @@ pub async fn dispatch(server: &McpServer, call: &Call<'_>) -> Result<(Outcome, P
             complete(json!({"prompts": server.prompts.list(version)}))
         }
         "prompts/get" => complete(server.prompts.get(params)?),
-        "completion/complete" => complete(super::completion::complete(server, params)?),
+        "completion/complete" => complete(super::completion::complete(server, params, version)?),
         // is_served() admitted only the names above.
         other => {
             Err(RpcError::new(200, ErrorCode::METHOD_NOT_FOUND, "Method not found").with_data(json!({"method": other})))

@@ -258,6 +258,12 @@ impl<'a> Req<'a> {
         }
     }
 
+    /// Change the request path (and query).
+    pub fn path(mut self, path: &str) -> Self {
+        self.path = path.to_owned();
+        self
+    }
+
     /// Send as someone else: replaces the bearer token.
     pub fn token(self, token: &str) -> Self {
         self.header("authorization", &format!("Bearer {token}"))

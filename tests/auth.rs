@@ -1,0 +1,606 @@
+//! Authentication, JWKS caching, tenancy and rate limits, against a JWKS
+//! server on loopback and the local database (wire reference §6, §7 lines
+//! 29, 44, 45, 58, 79–89).
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{ALL_SCOPES, API_AUDIENCE, Harness, ISSUER, MCP_RESOURCE, envelope};
+use jsonwebtoken::jwk::Jwk;
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use serde_json::{Value, json};
+
+fn now() -> u64 {
+    jsonwebtoken::get_current_timestamp()
+}
+
+/// Claims of a valid MCP token for the demo admin; tests change one thing.
+fn claims() -> Value {
+    json!({"iss": ISSUER, "sub": "usr_admin", "org_id": "org_demo", "aud": MCP_RESOURCE,
+           "scope": ALL_SCOPES, "iat": now(), "exp": now() + 600})
+}
+
+fn with(mut base: Value, key: &str, value: Value) -> Value {
+    base[key] = value;
+    base
+}
+
+fn tools_list(h: &Harness) -> common::Req<'_> {
+    h.stateless(json!(1), "tools/list", json!({}))
+}
+
+/// The `WWW-Authenticate` parameters of a challenge.
+fn challenge(resp: &common::Resp) -> String {
+    resp.header("www-authenticate").unwrap_or_else(|| panic!("no challenge; status {}", resp.status)).to_owned()
+}
+
+const METADATA: &str = "resource_metadata=\"http://127.0.0.1:3000/.well-known/oauth-protected-resource/mcp\"";
+
+// §7 line 79
+#[tokio::test]
+async fn request_without_token_gets_401_with_resource_metadata_and_scope() {
+    let h = Harness::new();
+    let resp = tools_list(&h).without("authorization").send().await;
+    assert_eq!(resp.status, 401);
+    let c = challenge(&resp);
+    assert!(c.starts_with("Bearer "), "{c}");
+    assert!(c.contains(METADATA), "{c}");
+    assert!(
+        c.contains("scope=\"inboxes:read inboxes:write emails:read emails:write webhooks:read webhooks:write\""),
+        "{c}"
+    );
+    assert!(!c.contains("error="), "no error attribute without a token: {c}");
+    assert_eq!(resp.json()["error"], "invalid_token");
+    assert_eq!(resp.header("cache-control"), Some("no-store"));
+}
+
+// §7 line 80
+#[tokio::test]
+async fn expired_token_gets_401_invalid_token() {
+    let h = Harness::new();
+    let token = h.sign(&with(with(claims(), "exp", json!(now() - 3600)), "iat", json!(now() - 7200)));
+    let resp = tools_list(&h).token(&token).send().await;
+    assert_eq!(resp.status, 401);
+    let c = challenge(&resp);
+    assert!(c.contains("error=\"invalid_token\""), "{c}");
+    assert!(c.contains("error_description=\"The access token expired\""), "{c}");
+    assert!(c.contains(METADATA), "{c}");
+}
+
+#[tokio::test]
+async fn token_not_yet_valid_gets_401() {
+    let h = Harness::new();
+    let token = h.sign(&with(claims(), "nbf", json!(now() + 3600)));
+    let resp = tools_list(&h).token(&token).send().await;
+    assert_eq!(resp.status, 401);
+    assert!(challenge(&resp).contains("not valid yet"));
+}
+
+#[tokio::test]
+async fn token_issued_in_the_future_gets_401() {
+    let h = Harness::new();
+    let token = h.sign(&with(claims(), "iat", json!(now() + 3600)));
+    let resp = tools_list(&h).token(&token).send().await;
+    assert_eq!(resp.status, 401);
+}
+
+#[tokio::test]
+async fn token_of_another_issuer_gets_401() {
+    let h = Harness::new();
+    let token = h.sign(&with(claims(), "iss", json!("https://evil.example.com")));
+    let resp = tools_list(&h).token(&token).send().await;
+    assert_eq!(resp.status, 401);
+    assert!(challenge(&resp).contains("issuer"));
+}
+
+// §7 line 81
+#[tokio::test]
+async fn token_for_the_rest_api_audience_is_refused_on_mcp() {
+    let h = Harness::new();
+    let token = h.sign(&with(claims(), "aud", json!(API_AUDIENCE)));
+    let resp = tools_list(&h).token(&token).send().await;
+    assert_eq!(resp.status, 401);
+    assert!(challenge(&resp).contains("error=\"invalid_token\""));
+}
+
+#[tokio::test]
+async fn audience_array_with_this_resource_in_any_case_of_host_is_accepted() {
+    let h = Harness::new();
+    let token = h.sign(&with(claims(), "aud", json!(["https://other.example", "HTTP://127.0.0.1:3000/mcp/"])));
+    let resp = tools_list(&h).token(&token).send().await;
+    assert_eq!(resp.status, 200, "{}", resp.json());
+}
+
+#[tokio::test]
+async fn token_without_org_id_or_subject_gets_401() {
+    let h = Harness::new();
+    let mut no_org = claims();
+    no_org.as_object_mut().unwrap().remove("org_id");
+    let resp = tools_list(&h).token(&h.sign(&no_org)).send().await;
+    assert_eq!(resp.status, 401);
+    let mut no_sub = claims();
+    no_sub.as_object_mut().unwrap().remove("sub");
+    let resp = tools_list(&h).token(&h.sign(&no_sub)).send().await;
+    assert_eq!(resp.status, 401);
+}
+
+fn b64(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+// §7 line 82
+#[tokio::test]
+async fn alg_none_token_gets_401() {
+    let h = Harness::new();
+    let header = b64(format!(r#"{{"alg":"none","kid":"{}"}}"#, h.issuer.kid).as_bytes());
+    let token = format!("{header}.{}.", b64(claims().to_string().as_bytes()));
+    let resp = tools_list(&h).token(&token).send().await;
+    assert_eq!(resp.status, 401);
+    assert!(challenge(&resp).contains("error=\"invalid_token\""));
+}
+
+// §7 line 82
+#[tokio::test]
+async fn hs256_token_signed_with_the_public_key_gets_401() {
+    let h = Harness::new();
+    // The classic confusion attack: HMAC keyed with the issuer's public key.
+    let public = h.issuer.jwks()["keys"][0]["x"].as_str().unwrap().to_owned();
+    let mut header = Header::new(Algorithm::HS256);
+    header.kid = Some(h.issuer.kid.clone());
+    let token =
+        jsonwebtoken::encode(&header, &claims(), &EncodingKey::from_secret(public.as_bytes()).unwrap()).unwrap();
+    let resp = tools_list(&h).token(&token).send().await;
+    assert_eq!(resp.status, 401);
+    assert!(challenge(&resp).contains("algorithm"));
+}
+
+#[tokio::test]
+async fn tampered_payload_gets_401() {
+    let h = Harness::new();
+    let token = h.sign(&with(claims(), "sub", json!("usr_viewer")));
+    let parts: Vec<&str> = token.split('.').collect();
+    let forged = b64(with(claims(), "sub", json!("usr_admin")).to_string().as_bytes());
+    let token = format!("{}.{forged}.{}", parts[0], parts[2]);
+    let resp = tools_list(&h).token(&token).send().await;
+    assert_eq!(resp.status, 401);
+    assert!(challenge(&resp).contains("signature"));
+}
+
+#[tokio::test]
+async fn garbage_token_gets_401() {
+    let h = Harness::new();
+    for token in ["abc", "a.b.c", "eyJhbGciOiJFZERTQSJ9.e30.AAAA"] {
+        let resp = tools_list(&h).token(token).send().await;
+        assert_eq!(resp.status, 401, "{token}");
+    }
+}
+
+// §7 line 83
+#[tokio::test]
+async fn token_in_the_query_string_only_gets_401() {
+    let h = Harness::new();
+    let token = h.admin_token();
+    let resp = h
+        .stateless(json!(1), "tools/list", json!({}))
+        .without("authorization")
+        .path(&format!("/mcp?access_token={token}"))
+        .send()
+        .await;
+    assert_eq!(resp.status, 401);
+}
+
+// §7 line 83
+#[tokio::test]
+async fn token_in_header_and_query_gets_400_invalid_request() {
+    let h = Harness::new();
+    let token = h.admin_token();
+    let resp = h.stateless(json!(1), "tools/list", json!({})).path(&format!("/mcp?access_token={token}")).send().await;
+    assert_eq!(resp.status, 400);
+    let c = challenge(&resp);
+    assert!(c.contains("error=\"invalid_request\""), "{c}");
+    assert!(c.contains(METADATA), "{c}");
+}
+
+#[tokio::test]
+async fn two_authorization_headers_or_an_empty_token_get_400() {
+    let h = Harness::new();
+    let token = h.admin_token();
+    let resp = tools_list(&h).append_header("authorization", &format!("Bearer {token}")).send().await;
+    assert_eq!(resp.status, 400);
+    let resp = tools_list(&h).header("authorization", "Bearer ").send().await;
+    assert_eq!(resp.status, 400);
+}
+
+// §7 line 84
+#[tokio::test]
+async fn basic_authorization_gets_401_without_error_attribute() {
+    let h = Harness::new();
+    let resp = tools_list(&h).header("authorization", "Basic dXNlcjpwYXNz").send().await;
+    assert_eq!(resp.status, 401);
+    let c = challenge(&resp);
+    assert!(!c.contains("error="), "{c}");
+    assert!(c.contains(METADATA));
+}
+
+// §7 line 85
+#[tokio::test]
+async fn server_discover_without_token_gets_401() {
+    let h = Harness::new();
+    let resp = h.stateless(json!("d"), "server/discover", json!({})).without("authorization").send().await;
+    assert_eq!(resp.status, 401);
+    assert!(challenge(&resp).contains(METADATA));
+}
+
+// §7 line 86
+#[tokio::test]
+async fn unknown_method_without_token_gets_401_not_404() {
+    let h = Harness::new();
+    let resp = h.stateless(json!(1), "foo/bar", json!({})).without("authorization").send().await;
+    assert_eq!(resp.status, 401);
+}
+
+// §7 line 58
+#[tokio::test]
+async fn initialize_without_token_gets_401_with_resource_metadata() {
+    let h = Harness::new();
+    let params =
+        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}});
+    let resp = h.handshake(json!(1), "initialize", params, None).without("authorization").send().await;
+    assert_eq!(resp.status, 401);
+    assert!(challenge(&resp).contains("resource_metadata="));
+}
+
+// §7 line 29
+#[tokio::test]
+async fn notification_without_token_gets_401() {
+    let h = Harness::new();
+    let resp = h
+        .post()
+        .without("authorization")
+        .json(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .send()
+        .await;
+    assert_eq!(resp.status, 401);
+    assert!(resp.header("www-authenticate").is_some());
+}
+
+// §7 line 44
+#[tokio::test]
+async fn version_error_without_token_is_still_400_32022() {
+    let h = Harness::new();
+    let mut env = envelope();
+    env["io.modelcontextprotocol/protocolVersion"] = json!("2025-11-25");
+    let resp = h
+        .stateless_with(json!(44), "tools/list", json!({}), env)
+        .header("mcp-protocol-version", "2025-11-25")
+        .without("authorization")
+        .send()
+        .await;
+    resp.assert_error(400, -32022, json!(44));
+}
+
+// §7 line 45
+#[tokio::test]
+async fn header_body_version_mismatch_without_token_is_400_32020() {
+    let h = Harness::new();
+    let mut env = envelope();
+    env["io.modelcontextprotocol/protocolVersion"] = json!("v999.0.0");
+    let resp = h.stateless_with(json!(45), "tools/list", json!({}), env).without("authorization").send().await;
+    resp.assert_error(400, -32020, json!(45));
+}
+
+// §7 line 87
+#[tokio::test]
+async fn protected_resource_metadata_is_public_and_complete() {
+    let h = Harness::new();
+    let resp = h.request("GET", "/.well-known/oauth-protected-resource/mcp").without("authorization").send().await;
+    assert_eq!(resp.status, 200);
+    assert_eq!(resp.header("cache-control"), Some("no-store"));
+    assert_eq!(resp.header("content-type"), Some("application/json"));
+    let doc = resp.json();
+    assert_eq!(doc["resource"], MCP_RESOURCE);
+    assert_eq!(doc["authorization_servers"], json!([ISSUER]));
+    assert_eq!(doc["bearer_methods_supported"], json!(["header"]));
+    let scopes: Vec<&str> = doc["scopes_supported"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
+    assert!(scopes.contains(&"emails:read"));
+    assert!(!scopes.contains(&"offline_access"));
+}
+
+// §7 line 88
+#[tokio::test]
+async fn root_metadata_path_serves_the_same_document() {
+    let h = Harness::new();
+    let root = h.request("GET", "/.well-known/oauth-protected-resource").without("authorization").send().await;
+    let mcp = h.request("GET", "/.well-known/oauth-protected-resource/mcp").without("authorization").send().await;
+    assert_eq!(root.status, 200);
+    assert_eq!(root.json(), mcp.json());
+}
+
+#[tokio::test]
+async fn rest_api_metadata_names_the_api_audience() {
+    let h = Harness::new();
+    let resp = h.request("GET", "/.well-known/oauth-protected-resource/api/v1").without("authorization").send().await;
+    assert_eq!(resp.status, 200);
+    assert_eq!(resp.json()["resource"], API_AUDIENCE);
+    assert!(resp.json()["scopes_supported"].as_array().unwrap().contains(&json!("emails:ingest")));
+}
+
+// ---------------------------------------------------------------- algorithms and the JWKS cache
+
+fn jwk_for(key: &EncodingKey, alg: Algorithm, kid: &str) -> Value {
+    let mut jwk = Jwk::from_encoding_key(key, alg).expect("jwk");
+    jwk.common.key_id = Some(kid.into());
+    serde_json::to_value(jwk).unwrap()
+}
+
+fn sign_with(key: &EncodingKey, alg: Algorithm, kid: &str, claims: &Value) -> String {
+    let mut header = Header::new(alg);
+    header.kid = Some(kid.into());
+    jsonwebtoken::encode(&header, claims, key).expect("sign")
+}
+
+fn rsa_key() -> EncodingKey {
+    EncodingKey::from_rsa_pem(include_bytes!("fixtures/rsa-test-key.pem")).expect("rsa test key")
+}
+
+fn ec_key() -> EncodingKey {
+    EncodingKey::from_ec_pem(include_bytes!("fixtures/ec-test-key.pem")).expect("ec test key")
+}
+
+#[tokio::test]
+async fn rs256_es256_and_eddsa_tokens_are_all_accepted() {
+    let h = Harness::new();
+    let jwks = h.jwks().await;
+    let (rsa, ec) = (rsa_key(), ec_key());
+    let doc = json!({"keys": [h.issuer.jwks()["keys"][0], jwk_for(&rsa, Algorithm::RS256, "rsa-1"), jwk_for(&ec, Algorithm::ES256, "ec-1")]});
+    jwks.set_document(doc.to_string());
+    for token in [
+        h.admin_token(),
+        sign_with(&rsa, Algorithm::RS256, "rsa-1", &claims()),
+        sign_with(&ec, Algorithm::ES256, "ec-1", &claims()),
+    ] {
+        let resp = tools_list(&h).token(&token).send().await;
+        assert_eq!(resp.status, 200, "{}", resp.json());
+    }
+    assert_eq!(jwks.hits(), 1, "one fetch serves every key of the set");
+}
+
+#[tokio::test]
+async fn a_token_whose_algorithm_differs_from_its_key_is_refused() {
+    let h = Harness::new();
+    let jwks = h.jwks().await;
+    let rsa = rsa_key();
+    // The set says kid "ec-1" is an EC key; the token claims RS256 under that kid.
+    let doc = json!({"keys": [jwk_for(&ec_key(), Algorithm::ES256, "ec-1")]});
+    jwks.set_document(doc.to_string());
+    let resp = tools_list(&h).token(&sign_with(&rsa, Algorithm::RS256, "ec-1", &claims())).send().await;
+    assert_eq!(resp.status, 401);
+}
+
+#[tokio::test]
+async fn rotated_key_is_accepted_after_one_refresh() {
+    let h = Harness::new();
+    let jwks = h.jwks().await;
+    assert_eq!(tools_list(&h).send().await.status, 200);
+    assert_eq!(jwks.hits(), 1);
+    // The issuer rotates: the new key is published under a new kid.
+    let ec = ec_key();
+    jwks.set_document(json!({"keys": [jwk_for(&ec, Algorithm::ES256, "rotated")]}).to_string());
+    let resp = tools_list(&h).token(&sign_with(&ec, Algorithm::ES256, "rotated", &claims())).send().await;
+    assert_eq!(resp.status, 200, "{}", resp.json());
+    assert_eq!(jwks.hits(), 2);
+    // Warm: no more fetches.
+    for _ in 0..3 {
+        assert_eq!(
+            tools_list(&h).token(&sign_with(&ec, Algorithm::ES256, "rotated", &claims())).send().await.status,
+            200
+        );
+    }
+    assert_eq!(jwks.hits(), 2);
+}
+
+#[tokio::test]
+async fn warm_requests_fetch_no_keys() {
+    let h = Harness::new();
+    let jwks = h.jwks().await;
+    for _ in 0..5 {
+        assert_eq!(tools_list(&h).send().await.status, 200);
+    }
+    assert_eq!(jwks.hits(), 1);
+}
+
+#[tokio::test]
+async fn unknown_kid_flood_causes_at_most_one_fetch_per_interval() {
+    let h = Harness::new();
+    let jwks = h.jwks().await;
+    assert_eq!(tools_list(&h).send().await.status, 200);
+    let ec = ec_key();
+    let mut tasks = Vec::new();
+    for i in 0..40 {
+        let token = sign_with(&ec, Algorithm::ES256, &format!("unknown-{i}"), &claims());
+        let app = h.app().await;
+        let req = tools_list(&h).token(&token).build();
+        tasks.push(tokio::spawn(async move { common::Resp::from(inbox::http::handle(&app, req).await) }));
+    }
+    for task in tasks {
+        assert_eq!(task.await.unwrap().status, 401);
+    }
+    assert_eq!(jwks.hits(), 2, "the first load plus one refresh for the whole flood");
+}
+
+#[tokio::test]
+async fn jwks_outage_with_a_warm_cache_still_serves() {
+    let h = Harness::new();
+    let jwks = h.jwks().await;
+    assert_eq!(tools_list(&h).send().await.status, 200);
+    jwks.set_mode(3);
+    for _ in 0..3 {
+        assert_eq!(tools_list(&h).send().await.status, 200);
+    }
+    // An unknown kid during the outage is refused, not an error.
+    let resp = tools_list(&h).token(&sign_with(&ec_key(), Algorithm::ES256, "new", &claims())).send().await;
+    assert_eq!(resp.status, 401);
+}
+
+#[tokio::test]
+async fn no_keys_at_all_gets_503_with_retry_after() {
+    for mode in [1u8, 3] {
+        let h = Harness::new();
+        let jwks = h.jwks().await;
+        jwks.set_mode(mode);
+        let resp = tools_list(&h).send().await;
+        assert_eq!(resp.status, 503, "mode {mode}");
+        assert!(resp.header("retry-after").and_then(|v| v.parse::<u64>().ok()).is_some_and(|s| s >= 1));
+        assert_eq!(resp.json()["id"], 1);
+    }
+}
+
+#[tokio::test]
+async fn a_hanging_jwks_endpoint_does_not_hang_the_request() {
+    let h = Harness::new();
+    let jwks = h.jwks().await;
+    jwks.set_mode(2);
+    let answered = tokio::time::timeout(Duration::from_secs(15), tools_list(&h).send()).await;
+    let resp = answered.expect("the JWKS fetch is bounded by its own timeout");
+    assert_eq!(resp.status, 503);
+}
+
+// ---------------------------------------------------------------- tenancy
+
+#[tokio::test]
+async fn workspace_header_is_required_when_the_organization_has_several() {
+    let h = Harness::new();
+    let resp = tools_list(&h).without("x-workspace-id").send().await;
+    resp.assert_error(400, -32602, json!(1));
+    let data = &resp.json()["error"]["data"];
+    assert_eq!(data["missing"], "X-Workspace-Id");
+    assert_eq!(data["workspaces"], json!(["ws_main", "ws_ops"]));
+}
+
+#[tokio::test]
+async fn workspace_header_is_optional_when_the_organization_has_one() {
+    let h = Harness::new();
+    let token = h.token_for("usr_other", "org_other", ALL_SCOPES);
+    let resp = tools_list(&h).token(&token).without("x-workspace-id").send().await;
+    assert_eq!(resp.status, 200, "{}", resp.json());
+}
+
+#[tokio::test]
+async fn a_workspace_of_another_organization_is_not_found() {
+    let h = Harness::new();
+    // usr_admin of org_demo names org_other's workspace.
+    let resp = tools_list(&h).header("x-workspace-id", "ws_other").send().await;
+    resp.assert_error(400, -32602, json!(1));
+    assert_eq!(resp.json()["error"]["message"], "Workspace not found");
+    // And the other way round.
+    let token = h.token_for("usr_other", "org_other", ALL_SCOPES);
+    let resp = tools_list(&h).token(&token).header("x-workspace-id", "ws_main").send().await;
+    assert_eq!(resp.json()["error"]["message"], "Workspace not found");
+    assert_eq!(resp.json()["error"]["data"]["workspaces"], json!(["ws_other"]));
+}
+
+#[tokio::test]
+async fn a_workspace_the_person_is_not_a_member_of_is_not_found() {
+    let h = Harness::new();
+    let token = h.token_for("usr_viewer", "org_demo", ALL_SCOPES);
+    let resp = tools_list(&h).token(&token).header("x-workspace-id", "ws_ops").send().await;
+    assert_eq!(resp.json()["error"]["message"], "Workspace not found");
+    assert_eq!(resp.json()["error"]["data"]["workspaces"], json!(["ws_main"]));
+}
+
+#[tokio::test]
+async fn a_malformed_workspace_header_is_not_found() {
+    let h = Harness::new();
+    for bad in ["../ws_main", "ws_main#x", "ws%2Fmain"] {
+        let resp = tools_list(&h).header("x-workspace-id", bad).send().await;
+        assert_eq!(resp.json()["error"]["message"], "Workspace not found", "{bad}");
+    }
+}
+
+#[tokio::test]
+async fn discover_and_initialize_need_no_workspace() {
+    let h = Harness::new();
+    let resp = h.stateless(json!(1), "server/discover", json!({})).without("x-workspace-id").send().await;
+    resp.assert_stateless_ok(json!(1));
+    let params =
+        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}});
+    let resp = h.handshake(json!(2), "initialize", params, None).without("x-workspace-id").send().await;
+    assert_eq!(resp.result()["protocolVersion"], "2025-06-18");
+}
+
+// ---------------------------------------------------------------- rate limits
+
+// §7 line 89
+#[tokio::test]
+async fn two_replicas_share_one_rate_budget() {
+    let h = Harness::with_config(|c| c.rate_limit_per_minute = 3);
+    let replica_a = h.app().await;
+    // A second, independently built app on the same table and issuer.
+    let mut config = Harness::base_config(&h.table, &h.jwks().await.url);
+    config.rate_limit_per_minute = 3;
+    let replica_b = Arc::new(inbox::App::build(config).await.unwrap());
+
+    let send = |app: Arc<inbox::App>, id: i64| {
+        let req = h.stateless(json!(id), "tools/list", json!({})).build();
+        async move { common::Resp::from(inbox::http::handle(&app, req).await) }
+    };
+    // Start early in a fresh one-minute window so the four requests share it.
+    let seconds_into_minute = jsonwebtoken::get_current_timestamp() % 60;
+    if seconds_into_minute > 50 {
+        tokio::time::sleep(Duration::from_secs(61 - seconds_into_minute)).await;
+    }
+    let mut remaining = Vec::new();
+    for (i, app) in [&replica_a, &replica_b, &replica_a].into_iter().enumerate() {
+        let resp = send(Arc::clone(app), i as i64).await;
+        assert_eq!(resp.status, 200, "{}", resp.json());
+        assert_eq!(resp.header("x-ratelimit-limit"), Some("3"));
+        remaining.push(resp.header("x-ratelimit-remaining").unwrap().to_owned());
+    }
+    assert_eq!(remaining, ["2", "1", "0"], "both replicas count against one budget");
+    let resp = send(Arc::clone(&replica_b), 89).await;
+    resp.assert_error(429, 42900, json!(89));
+    let retry: u64 = resp.header("retry-after").unwrap().parse().unwrap();
+    assert!((1..=60).contains(&retry));
+    assert_eq!(resp.header("x-ratelimit-remaining"), Some("0"));
+}
+
+#[tokio::test]
+async fn authenticated_responses_carry_rate_limit_headers() {
+    let h = Harness::with_config(|c| c.rate_limit_per_minute = 100);
+    let resp = tools_list(&h).send().await;
+    assert_eq!(resp.header("x-ratelimit-limit"), Some("100"));
+    assert!(resp.header("x-ratelimit-remaining").is_some());
+    assert!(resp.header("x-ratelimit-reset").and_then(|v| v.parse::<u64>().ok()).is_some_and(|s| s <= 60));
+    // Errors after authentication carry them too.
+    let resp = h.stateless(json!(2), "foo/bar", json!({})).send().await;
+    assert_eq!(resp.status, 404);
+    assert!(resp.header("x-ratelimit-limit").is_some());
+}
+
+#[tokio::test]
+async fn rate_limit_zero_disables_the_limit_and_its_headers() {
+    let h = Harness::new();
+    let resp = tools_list(&h).send().await;
+    assert_eq!(resp.status, 200);
+    assert!(resp.header("x-ratelimit-limit").is_none());
+}
+
+// ---------------------------------------------------------------- the development issuer
+
+#[test]
+fn development_issuer_is_refused_on_lambda() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kobana-inbox-mcp"))
+        .env("AWS_LAMBDA_RUNTIME_API", "127.0.0.1:9001")
+        .env("MCP_RESOURCE", "https://inbox.example.com/mcp")
+        .env("DEV_ISSUER_KEY", "/tmp/never-used.key")
+        .env_remove("OAUTH_ISSUER")
+        .env_remove("JWKS_URL")
+        .output()
+        .expect("run the binary");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("DEV_ISSUER_KEY"), "{stderr}");
+}
