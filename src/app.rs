@@ -13,6 +13,7 @@ use crate::auth::{self, Audience, JwksCache, Principal, Verifier};
 use crate::config::Config;
 use crate::domain::{Scope, WorkspaceId};
 use crate::mcp::McpServer;
+use crate::secrets::Secrets;
 use crate::store::Store;
 use crate::store::rate_limit::RateDecision;
 use crate::tenancy;
@@ -26,6 +27,8 @@ pub struct App {
     pub mcp_resource: Resource,
     /// The REST API as an OAuth protected resource.
     pub api_resource: Resource,
+    /// Signs cursors and confirmations; seals webhook secrets.
+    pub secrets: Secrets,
     /// Lowercase `Host` values this server answers to.
     pub(crate) hosts: Vec<String>,
 }
@@ -70,6 +73,7 @@ impl App {
         let mcp_resource = Resource::new(&config.mcp_resource, &config.auth.issuer, Scope::USER.to_vec());
         let api_resource = Resource::new(&config.auth.api_audience, &config.auth.issuer, Scope::ALL.to_vec());
         Ok(App {
+            secrets: Secrets::new(&config.signing_secrets),
             hosts: config.host_allowlist(),
             mcp: McpServer::new(),
             store,

@@ -44,7 +44,15 @@ pub struct Config {
     pub rate_limit_per_minute: u32,
     /// Local development issuer (never on Lambda).
     pub dev_issuer: Option<DevIssuerConfig>,
+    /// Secrets that sign cursors and confirmations and seal webhook secrets;
+    /// the first is current, all verify.
+    pub signing_secrets: Vec<String>,
+    /// Webhook deliveries may go to loopback over plain HTTP (local runs and tests only).
+    pub webhook_allow_loopback: bool,
 }
+
+/// The signing secret of local runs when none is configured. Never accepted on Lambda.
+pub const LOCAL_SIGNING_SECRET: &str = "local-development-signing-secret-not-for-production";
 
 #[derive(Debug, Clone)]
 pub struct AuthConfig {
@@ -145,6 +153,26 @@ impl Config {
             }
         };
         let api_audience = var("API_AUDIENCE").unwrap_or_else(|| default_api_audience(&mcp_resource));
+        let signing_secrets = match (list("SIGNING_SECRET"), mode) {
+            (secrets, _) if !secrets.is_empty() => secrets,
+            (_, Mode::Local) => vec![LOCAL_SIGNING_SECRET.to_owned()],
+            (_, Mode::Lambda) => {
+                return Err(ConfigError::Invalid { name: "SIGNING_SECRET", reason: "is required on Lambda".into() });
+            }
+        };
+        if mode == Mode::Lambda && signing_secrets.iter().any(|s| s.len() < 32 || s == LOCAL_SIGNING_SECRET) {
+            return Err(ConfigError::Invalid {
+                name: "SIGNING_SECRET",
+                reason: "each secret must have at least 32 characters and not be the local default".into(),
+            });
+        }
+        let webhook_allow_loopback = var("WEBHOOK_ALLOW_LOOPBACK").is_some_and(|v| v == "1" || v == "true");
+        if webhook_allow_loopback && mode == Mode::Lambda {
+            return Err(ConfigError::Invalid {
+                name: "WEBHOOK_ALLOW_LOOPBACK",
+                reason: "loopback webhook targets are refused on Lambda".into(),
+            });
+        }
         Ok(Config {
             mode,
             port,
@@ -165,6 +193,8 @@ impl Config {
             },
             rate_limit_per_minute: parse_or("RATE_LIMIT_PER_MINUTE", 120)?,
             dev_issuer,
+            signing_secrets,
+            webhook_allow_loopback,
         })
     }
 
@@ -190,6 +220,8 @@ impl Config {
             },
             rate_limit_per_minute: 0,
             dev_issuer: None,
+            signing_secrets: vec![LOCAL_SIGNING_SECRET.to_owned()],
+            webhook_allow_loopback: true,
         }
     }
 

@@ -12,6 +12,7 @@
 //! Dependencies point one way: `http` → `mcp` → `tenancy` → `store` → `domain`;
 //! `auth` knows nothing of MCP or storage; only `store` talks to DynamoDB.
 
+pub mod api;
 pub mod app;
 pub mod auth;
 pub mod config;
@@ -19,6 +20,8 @@ pub mod dev;
 pub mod domain;
 pub mod http;
 pub mod mcp;
+pub mod net;
+pub mod secrets;
 pub mod seed;
 pub mod store;
 pub mod telemetry;

@@ -33,7 +33,9 @@ async fn main() -> ExitCode {
         }
         ("seed", Mode::Local) => {
             let store = Store::connect(&config.store).await;
-            inbox::seed::seed(&store).await.map_err(|e| format!("seed: {e}"))
+            inbox::seed::seed(&store, &inbox::secrets::Secrets::new(&config.signing_secrets))
+                .await
+                .map_err(|e| format!("seed: {e}"))
         }
         ("dev-token", Mode::Local) => dev_token(&config),
         (other, _) => Err(format!("unknown command {other:?}; use serve, create-table, seed or dev-token")),

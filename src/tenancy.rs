@@ -8,20 +8,13 @@
 //! prefix — is "not found", never "forbidden".
 
 use crate::auth::Principal;
-use crate::domain::{OrgId, Role, WorkspaceId};
+pub use crate::domain::Tenant;
+use crate::domain::WorkspaceId;
 use crate::store::{Store, StoreError};
 
 pub const HEADER: &str = "x-workspace-id";
 /// The header as documented to users.
 pub const HEADER_NAME: &str = "X-Workspace-Id";
-
-/// The tenant a request acts on.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tenant {
-    pub org: OrgId,
-    pub workspace: WorkspaceId,
-    pub role: Role,
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum TenancyError {

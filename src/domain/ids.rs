@@ -47,3 +47,66 @@ mod tests {
         }
     }
 }
+
+/// Record id prefixes: every id says what it names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Inbox,
+    Email,
+    Webhook,
+    Delivery,
+    Job,
+    Event,
+}
+
+impl Kind {
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Kind::Inbox => "inb",
+            Kind::Email => "eml",
+            Kind::Webhook => "whk",
+            Kind::Delivery => "dlv",
+            Kind::Job => "job",
+            Kind::Event => "evt",
+        }
+    }
+}
+
+const ALPHABET: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/// A new opaque id: the prefix and 22 base-62 characters (about 131 random bits).
+pub fn new_id(kind: Kind) -> String {
+    let mut bytes = [0u8; 22];
+    // Without system randomness nothing about this process can be trusted;
+    // aws-lc aborts on that path itself, so this cannot return Err in practice.
+    let _ = aws_lc_rs::rand::fill(&mut bytes);
+    let tail: String = bytes.iter().map(|b| ALPHABET[usize::from(*b) % 62] as char).collect();
+    format!("{}_{tail}", kind.prefix())
+}
+
+/// Whether `s` is a well-formed id of `kind`: its prefix, `_`, then 1 to 40
+/// letters, digits and `_`. Anything else (`../`, `%2F`, another prefix) cannot
+/// name a record, so it never reaches a key.
+pub fn is_id(kind: Kind, s: &str) -> bool {
+    s.strip_prefix(kind.prefix()).and_then(|rest| rest.strip_prefix('_')).is_some_and(|tail| {
+        (1..=40).contains(&tail.len()) && tail.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    })
+}
+
+#[cfg(test)]
+mod id_tests {
+    use super::*;
+
+    #[test]
+    fn new_ids_are_well_formed_and_distinct() {
+        let a = new_id(Kind::Email);
+        assert!(is_id(Kind::Email, &a), "{a}");
+        assert_ne!(a, new_id(Kind::Email));
+        assert!(!is_id(Kind::Inbox, &a));
+        assert!(is_id(Kind::Inbox, "inb_bills"));
+        assert!(is_id(Kind::Email, "eml_energy_nov"));
+        for bad in ["inb_", "inb_../x", "inb_a%2Fb", "inb-a", "inb_a/b", "inb_a#b", "inb_a.b"] {
+            assert!(!is_id(Kind::Inbox, bad), "{bad}");
+        }
+    }
+}

@@ -14,6 +14,7 @@ use lambda_http::{Body, Request, RequestExt, Response};
 use serde_json::{Value, json};
 use tracing::{Instrument, field};
 
+use crate::api::rest::RestRequest;
 use crate::app::App;
 use crate::mcp::SERVER_TITLE;
 use crate::mcp::era::ProtocolVersion;
@@ -102,6 +103,20 @@ async fn route(app: &App, req: Request) -> Response<Body> {
             json_response(200, &app.api_resource.metadata(&format!("{SERVER_TITLE} REST API")))
         }
         "/health" if req.method() == http::Method::GET => json_response(200, &json!({"status": "ok"})),
+        rest if rest.starts_with("/api/v1/") => {
+            let (parts, body) = req.into_parts();
+            let request = RestRequest {
+                method: parts.method.as_str(),
+                path: &rest["/api/v1".len()..],
+                query: parts.uri.query(),
+                headers: &parts.headers,
+                body: body_bytes(&body),
+            };
+            let reply = crate::api::rest::handle(app, &request).await;
+            let mut response = json_response(reply.status, &reply.body);
+            append_headers(&mut response, reply.headers);
+            response
+        }
         _ => refusal(404, "not_found", "No such route", false),
     }
 }
@@ -159,12 +174,17 @@ fn mcp_response(reply: McpReply) -> Response<Body> {
     };
     let headers = response.headers_mut();
     headers.insert(mcp_version_header(), HeaderValue::from_static(reply.version.as_str()));
-    for (name, value) in reply.headers {
+    append_headers(&mut response, reply.headers);
+    response
+}
+
+fn append_headers(response: &mut Response<Body>, extra: Vec<(&'static str, String)>) {
+    let headers = response.headers_mut();
+    for (name, value) in extra {
         if let Ok(value) = HeaderValue::from_str(&value) {
             headers.append(HeaderName::from_static(name), value);
         }
     }
-    response
 }
 
 /// A random request id for local runs (Lambda supplies its own).

@@ -12,6 +12,25 @@
 //! | membership (role of a person in a workspace) | `T#{org}#U#{sub}` | `WS#{ws}` |
 //! | rate-limit window | `T#{org}#RL#{sub}#{ws}` | `W#{window start, unix seconds}` |
 //!
+//! Everything a workspace owns lives in its partition `T#{org}#W#{ws}`:
+//!
+//! | Item | sk | gsi1pk / gsi1sk |
+//! |---|---|---|
+//! | inbox | `INB#{id}` | — |
+//! | slug claim (one inbox per slug) | `SLUG#{slug}` | — |
+//! | allowed sender | `SND#{inbox}#{sender}` | — |
+//! | e-mail | `EML#{id}` | `{ws pk}#EML` / `{received_at}#{id}` (removed on delete) |
+//! | webhook | `WHK#{id}` | — |
+//! | URL claim (one webhook per URL) | `URL#{sha256(url)}` | — |
+//! | delivery | `DLV#{id}` | `{ws pk}#WHK#{webhook}#DLV` / `{created_at}#{id}` |
+//! | job | `JOB#{id}` | — |
+//! | idempotency record | `IDEM#{sub}#{key}` | — |
+//!
+//! Lists that must be newest first (e-mails, deliveries) read `gsi1` backwards;
+//! a soft-deleted e-mail loses its `gsi1` keys and so leaves the list without a
+//! filter. Inboxes and webhooks are few per workspace and listed from the
+//! base table with a filter on `deleted_at`.
+//!
 //! Items that expire carry `expires_at` (unix seconds), the table's TTL
 //! attribute; reads that care about expiry also compare it, because expiry is
 //! lazy.
@@ -50,6 +69,64 @@ pub fn rate_pk(org: &OrgId, sub: &str, ws: &str) -> String {
 
 pub fn rate_sk(window_start: u64) -> String {
     format!("W#{window_start}")
+}
+
+/// The partition of everything a workspace owns.
+pub fn ws(org: &OrgId, ws: &WorkspaceId) -> String {
+    format!("T#{org}#W#{ws}")
+}
+
+pub fn inbox(id: &str) -> String {
+    format!("INB#{id}")
+}
+
+pub fn slug(slug: &str) -> String {
+    format!("SLUG#{slug}")
+}
+
+pub fn sender(inbox_id: &str, sender: &str) -> String {
+    format!("SND#{inbox_id}#{}", escape(sender))
+}
+
+pub fn sender_prefix(inbox_id: &str) -> String {
+    format!("SND#{inbox_id}#")
+}
+
+pub fn email(id: &str) -> String {
+    format!("EML#{id}")
+}
+
+pub fn emails_index(ws_pk: &str) -> String {
+    format!("{ws_pk}#EML")
+}
+
+pub fn webhook(id: &str) -> String {
+    format!("WHK#{id}")
+}
+
+pub fn url_claim(url_digest_hex: &str) -> String {
+    format!("URL#{url_digest_hex}")
+}
+
+pub fn delivery(id: &str) -> String {
+    format!("DLV#{id}")
+}
+
+pub fn deliveries_index(ws_pk: &str, webhook_id: &str) -> String {
+    format!("{ws_pk}#WHK#{webhook_id}#DLV")
+}
+
+pub fn job(id: &str) -> String {
+    format!("JOB#{id}")
+}
+
+pub fn idempotency(sub: &str, key: &str) -> String {
+    format!("IDEM#{}#{}", escape(sub), escape(key))
+}
+
+/// `{timestamp}#{id}`: sorts by time, ties broken by id.
+pub fn timeline(at: &str, id: &str) -> String {
+    format!("{at}#{id}")
 }
 
 #[cfg(test)]

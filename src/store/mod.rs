@@ -2,8 +2,11 @@
 //! (see `keys` for its design); each aggregate has its own module. Every call
 //! is counted per request (`round_trips`) so the request span can log it.
 
+pub mod idempotency;
+pub mod items;
 pub mod keys;
 pub mod rate_limit;
+pub mod records;
 pub mod table;
 pub mod tenancy;
 

@@ -155,7 +155,7 @@ impl Harness {
                 app.store.create_table().await.unwrap_or_else(|e| {
                     panic!("cannot create a table at {} ({e}); start it with `make db`", dynamodb_endpoint())
                 });
-                inbox::seed::seed(&app.store).await.expect("seed");
+                inbox::seed::seed(&app.store, &app.secrets).await.expect("seed");
                 (Arc::new(app), jwks)
             })
             .await
@@ -193,6 +193,11 @@ impl Harness {
 
     pub fn request(&self, method: &str, path: &str) -> Req<'_> {
         Req::new(self, method, path)
+    }
+
+    /// A REST call to `/api/v1{path}` as the demo admin on `ws_main`.
+    pub fn api(&self, method: &str, path: &str) -> Req<'_> {
+        Req::new(self, method, &format!("/api/v1{path}")).header("content-type", "application/json")
     }
 
     /// A complete stateless request: envelope merged into `params`, and the

@@ -1,0 +1,109 @@
+//! `ApiError`: one enum for every way an operation can fail, one status
+//! table, one renderer. Internal causes are logged, never shown.
+
+use serde_json::{Map, Value, json};
+
+use crate::domain::Scope;
+use crate::store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// Malformed input: JSON syntax, wrong types, unknown fields, bad query parameters.
+    #[error("{message}")]
+    BadRequest { code: &'static str, message: String, details: Value },
+    /// Well-formed input whose values are not acceptable (bad address, URL, date, length).
+    #[error("{message}")]
+    Unprocessable { field: String, message: String },
+    #[error("{what} not found")]
+    NotFound { what: &'static str },
+    #[error("no such route")]
+    NoRoute,
+    #[error("method not allowed")]
+    MethodNotAllowed { allow: &'static str },
+    #[error("{message}")]
+    Conflict { code: &'static str, message: String },
+    #[error("missing scope")]
+    InsufficientScope { scopes: Vec<Scope> },
+    #[error("{message}")]
+    Forbidden { message: String },
+    #[error("request body too large")]
+    TooLarge,
+    #[error("X-Workspace-Id is required")]
+    WorkspaceRequired { workspaces: Vec<String> },
+    #[error("service unavailable")]
+    Unavailable,
+}
+
+impl ApiError {
+    pub fn bad_request(code: &'static str, message: impl Into<String>, details: Value) -> ApiError {
+        ApiError::BadRequest { code, message: message.into(), details }
+    }
+
+    pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> ApiError {
+        ApiError::Unprocessable { field: field.into(), message: message.into() }
+    }
+
+    pub fn status(&self) -> u16 {
+        match self {
+            ApiError::BadRequest { .. } | ApiError::WorkspaceRequired { .. } => 400,
+            ApiError::Unprocessable { .. } => 422,
+            ApiError::NotFound { .. } | ApiError::NoRoute => 404,
+            ApiError::MethodNotAllowed { .. } => 405,
+            ApiError::Conflict { .. } => 409,
+            ApiError::InsufficientScope { .. } | ApiError::Forbidden { .. } => 403,
+            ApiError::TooLarge => 413,
+            ApiError::Unavailable => 503,
+        }
+    }
+
+    /// `{"error": {"code", "message", "details"}}`.
+    pub fn body(&self) -> Value {
+        let (code, message, details): (&str, String, Value) = match self {
+            ApiError::BadRequest { code, message, details } => (code, message.clone(), details.clone()),
+            ApiError::Unprocessable { field, message } => {
+                ("validation_failed", format!("{field}: {message}"), json!({"field": field}))
+            }
+            ApiError::NotFound { what } => ("not_found", format!("{what} not found"), json!({})),
+            ApiError::NoRoute => ("not_found", "No such route".into(), json!({})),
+            ApiError::MethodNotAllowed { allow } => {
+                ("method_not_allowed", format!("This route accepts {allow}"), json!({"allow": allow}))
+            }
+            ApiError::Conflict { code, message } => (code, message.clone(), json!({})),
+            ApiError::InsufficientScope { scopes } => {
+                let names: Vec<&str> = scopes.iter().map(|s| s.as_str()).collect();
+                ("insufficient_scope", format!("{} is required", names.join(" ")), json!({"required_scopes": names}))
+            }
+            ApiError::Forbidden { message } => ("forbidden", message.clone(), json!({})),
+            ApiError::TooLarge => ("payload_too_large", "The request body is larger than 1 MiB".into(), json!({})),
+            ApiError::WorkspaceRequired { workspaces } => (
+                "workspace_required",
+                "X-Workspace-Id is required: this organization has more than one workspace".into(),
+                json!({"missing": "X-Workspace-Id", "workspaces": workspaces}),
+            ),
+            ApiError::Unavailable => {
+                ("unavailable", "The service is temporarily unavailable; try again shortly".into(), json!({}))
+            }
+        };
+        let mut error = Map::new();
+        error.insert("code".into(), Value::from(code));
+        error.insert("message".into(), Value::from(message));
+        error.insert("details".into(), details);
+        json!({"error": error})
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::NotFound => ApiError::NotFound { what: "Record" },
+            StoreError::Conflict => ApiError::Conflict {
+                code: "conflict",
+                message: "The record was changed by another request; read it again and retry".into(),
+            },
+            other => {
+                tracing::error!(error = %other, "storage failure");
+                ApiError::Unavailable
+            }
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! Inboxes: list (filters `status`, `q`), get, upsert by `slug`, update, soft delete.
+
+use serde::Deserialize;
+use serde_json::json;
+
+use super::error::ApiError;
+use super::input::{self, invalid_parameter};
+use super::page::page_request;
+use super::{ApiResponse, Ctx};
+use crate::domain::clock::now_string;
+use crate::domain::ids::{Kind, is_id, new_id};
+use crate::domain::records::{Inbox, InboxStatus, SenderPolicy};
+use crate::store::StoreError;
+use crate::store::records::InboxFilter;
+
+fn not_found() -> ApiError {
+    ApiError::NotFound { what: "Inbox" }
+}
+
+/// The live inbox `id` of the caller's workspace, or 404.
+pub async fn load(ctx: &Ctx<'_>, id: &str) -> Result<Inbox, ApiError> {
+    if !is_id(Kind::Inbox, id) {
+        return Err(not_found());
+    }
+    ctx.app.store.get_inbox(ctx.tenant, id).await?.ok_or_else(not_found)
+}
+
+pub async fn list(ctx: &Ctx<'_>, query: Option<&str>) -> Result<ApiResponse, ApiError> {
+    let params = input::query(query, &["limit", "cursor", "status", "q"])?;
+    let status = match params.get("status").map(String::as_str) {
+        None => None,
+        Some(s @ ("active" | "paused")) => Some(s.to_owned()),
+        Some(_) => return Err(invalid_parameter("status", "must be active or paused")),
+    };
+    let q = match params.get("q") {
+        None => None,
+        Some(q) if q.chars().count() <= 100 && !q.trim().is_empty() => Some(q.trim().to_lowercase()),
+        Some(_) => return Err(invalid_parameter("q", "must have 1 to 100 characters")),
+    };
+    let page = page_request(&ctx.app.secrets, ctx.tenant, "inboxes", &params)?;
+    let found =
+        ctx.app.store.list_inboxes(ctx.tenant, &InboxFilter { status, q }, page.limit, page.start.clone()).await?;
+    let next = page.next_cursor(&ctx.app.secrets, ctx.tenant, found.next);
+    Ok(ApiResponse::ok(200, json!({"data": found.items, "meta": {"next_cursor": next}})))
+}
+
+pub async fn get(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
+    ApiResponse::data(200, &load(ctx, id).await?)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UpsertBody {
+    slug: String,
+    name: String,
+    status: Option<InboxStatus>,
+    sender_policy: Option<SenderPolicy>,
+}
+
+/// `PUT /inboxes`: creates the inbox with this slug (201) or updates it (200).
+/// Omitted optional fields keep their current value (or the default on create:
+/// `active`, `anyone`). Two racing upserts of one slug create one inbox: the
+/// slug is claimed in the creating transaction, and the loser updates.
+pub async fn upsert(ctx: &Ctx<'_>, body: &[u8]) -> Result<ApiResponse, ApiError> {
+    let body: UpsertBody = input::body(body)?;
+    let slug = input::slug("slug", &body.slug)?;
+    let name = input::text("name", &body.name, 120)?;
+    for _ in 0..3 {
+        match ctx.app.store.slug_owner(ctx.tenant, &slug).await? {
+            Some(id) => {
+                let Some(mut inbox) = ctx.app.store.get_inbox(ctx.tenant, &id).await? else { continue };
+                let previous = inbox.updated_at.clone();
+                inbox.name = name.clone();
+                inbox.status = body.status.unwrap_or(inbox.status);
+                inbox.sender_policy = body.sender_policy.unwrap_or(inbox.sender_policy);
+                inbox.updated_at = now_string();
+                match ctx.app.store.update_inbox(ctx.tenant, &inbox, &previous).await {
+                    Ok(()) => return ApiResponse::data(200, &inbox),
+                    Err(StoreError::Conflict) => continue,
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            None => {
+                let now = now_string();
+                let inbox = Inbox {
+                    id: new_id(Kind::Inbox),
+                    slug: slug.clone(),
+                    name: name.clone(),
+                    status: body.status.unwrap_or(InboxStatus::Active),
+                    sender_policy: body.sender_policy.unwrap_or(SenderPolicy::Anyone),
+                    created_at: now.clone(),
+                    updated_at: now,
+                    deleted_at: None,
+                };
+                match ctx.app.store.create_inbox(ctx.tenant, &inbox).await {
+                    Ok(()) => return ApiResponse::data(201, &inbox),
+                    // Another request claimed the slug first: update theirs.
+                    Err(StoreError::Conflict) => continue,
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+    }
+    Err(ApiError::Conflict { code: "conflict", message: "The inbox is being changed by other requests; retry".into() })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UpdateBody {
+    name: Option<String>,
+    status: Option<InboxStatus>,
+    sender_policy: Option<SenderPolicy>,
+}
+
+pub async fn update(ctx: &Ctx<'_>, id: &str, body: &[u8]) -> Result<ApiResponse, ApiError> {
+    let body: UpdateBody = input::body(body)?;
+    if body.name.is_none() && body.status.is_none() && body.sender_policy.is_none() {
+        return Err(ApiError::invalid("body", "give at least one of name, status, sender_policy"));
+    }
+    let name = body.name.as_deref().map(|n| input::text("name", n, 120)).transpose()?;
+    let mut inbox = load(ctx, id).await?;
+    let previous = inbox.updated_at.clone();
+    if let Some(name) = name {
+        inbox.name = name;
+    }
+    inbox.status = body.status.unwrap_or(inbox.status);
+    inbox.sender_policy = body.sender_policy.unwrap_or(inbox.sender_policy);
+    inbox.updated_at = now_string();
+    ctx.app.store.update_inbox(ctx.tenant, &inbox, &previous).await?;
+    ApiResponse::data(200, &inbox)
+}
+
+pub async fn delete(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
+    let mut inbox = load(ctx, id).await?;
+    inbox.updated_at = now_string();
+    match ctx.app.store.delete_inbox(ctx.tenant, &inbox).await {
+        Ok(()) => Ok(ApiResponse::ok(200, json!({"data": {"id": inbox.id, "deleted": true}}))),
+        // Deleted by a concurrent request in between: it is gone either way.
+        Err(StoreError::Conflict) => Err(not_found()),
+        Err(e) => Err(e.into()),
+    }
+}

@@ -1,0 +1,136 @@
+//! Parsing input into typed values: strict JSON bodies (unknown fields and
+//! wrong types are 400 naming the field), query parameters (unknown or
+//! repeated ones are 400), and the value rules shared by the handlers
+//! (addresses, URLs, slugs, lengths), which answer 422 naming the field.
+
+use std::collections::BTreeMap;
+
+use serde::de::DeserializeOwned;
+use serde_json::json;
+
+use super::error::ApiError;
+
+/// Parses a JSON body into `T` (declared with `deny_unknown_fields`).
+pub fn body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    if bytes.is_empty() {
+        return Err(ApiError::bad_request("invalid_body", "A JSON body is required", json!({})));
+    }
+    let text = std::str::from_utf8(bytes)
+        .map_err(|_| ApiError::bad_request("invalid_body", "The body is not UTF-8", json!({})))?;
+    // Duplicate keys are refused like everywhere else.
+    let value = crate::mcp::jsonrpc::parse_strict(text)
+        .map_err(|e| ApiError::bad_request("invalid_json", format!("The body is not valid JSON: {e}"), json!({})))?;
+    from_value(value)
+}
+
+/// Converts a JSON value into `T`, naming the offending field on failure.
+pub fn from_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, ApiError> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let field = if path == "." { String::new() } else { path };
+        ApiError::bad_request("invalid_body", format!("{}{}", prefix(&field), e.inner()), json!({"field": field}))
+    })
+}
+
+fn prefix(field: &str) -> String {
+    if field.is_empty() { String::new() } else { format!("{field}: ") }
+}
+
+/// Query parameters, each at most once, only those named in `allowed`.
+pub fn query(raw: Option<&str>, allowed: &[&str]) -> Result<BTreeMap<String, String>, ApiError> {
+    let mut params = BTreeMap::new();
+    for (key, value) in url::form_urlencoded::parse(raw.unwrap_or("").as_bytes()) {
+        if !allowed.contains(&key.as_ref()) {
+            return Err(ApiError::bad_request(
+                "unknown_parameter",
+                format!("Unknown query parameter {key}; this route accepts {}", allowed.join(", ")),
+                json!({"parameter": key}),
+            ));
+        }
+        if params.insert(key.to_string(), value.to_string()).is_some() {
+            return Err(ApiError::bad_request(
+                "invalid_parameter",
+                format!("Query parameter {key} is given more than once"),
+                json!({"parameter": key}),
+            ));
+        }
+    }
+    Ok(params)
+}
+
+pub fn invalid_parameter(name: &str, message: &str) -> ApiError {
+    ApiError::bad_request("invalid_parameter", format!("{name}: {message}"), json!({"parameter": name}))
+}
+
+/// Trimmed text of 1..=max characters without control characters.
+pub fn text(field: &str, value: &str, max: usize) -> Result<String, ApiError> {
+    let value = value.trim();
+    if value.is_empty() {
+        return Err(ApiError::invalid(field, "must not be empty"));
+    }
+    if value.chars().count() > max {
+        return Err(ApiError::invalid(field, format!("must have at most {max} characters")));
+    }
+    if value.chars().any(|c| c.is_control()) {
+        return Err(ApiError::invalid(field, "must not contain control characters"));
+    }
+    Ok(value.to_owned())
+}
+
+/// An inbox slug: lowercase letters, digits and `-`, 2 to 63, starting with a letter or digit.
+pub fn slug(field: &str, value: &str) -> Result<String, ApiError> {
+    let ok = (2..=63).contains(&value.len())
+        && value.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && value.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric());
+    if ok { Ok(value.to_owned()) } else { Err(ApiError::invalid(field, "must be 2-63 lowercase letters, digits or -")) }
+}
+
+/// An e-mail address, lowercased: a local part and a domain with a dot.
+pub fn email_address(field: &str, value: &str) -> Result<String, ApiError> {
+    let value = value.trim().to_lowercase();
+    let Some((local, domain)) = value.rsplit_once('@') else {
+        return Err(ApiError::invalid(field, "must be an e-mail address"));
+    };
+    let local_ok = (1..=64).contains(&local.len())
+        && local.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+/=?^_`{|}~.-".contains(&b))
+        && !local.starts_with('.')
+        && !local.ends_with('.')
+        && !local.contains("..");
+    if !local_ok || !is_domain(domain) || value.len() > 254 {
+        return Err(ApiError::invalid(field, "must be an e-mail address"));
+    }
+    Ok(value)
+}
+
+/// A DNS name with at least two labels.
+pub fn is_domain(domain: &str) -> bool {
+    let labels: Vec<&str> = domain.split('.').collect();
+    domain.len() <= 253
+        && labels.len() >= 2
+        && labels.iter().all(|l| {
+            (1..=63).contains(&l.len())
+                && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                && !l.starts_with('-')
+                && !l.ends_with('-')
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses() {
+        assert_eq!(email_address("f", " Billing@Acme.COM ").unwrap(), "billing@acme.com");
+        for bad in ["", "a", "a@b", "@b.com", "a@@b.com", "a b@c.com", "a@-b.com", "a..b@c.com", "a@b..com"] {
+            assert!(email_address("f", bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn query_parameters_are_strict() {
+        assert!(query(Some("limit=5"), &["limit"]).is_ok());
+        assert!(query(Some("limit=5&limit=6"), &["limit"]).is_err());
+        assert!(query(Some("foo=1"), &["limit"]).is_err());
+    }
+}

@@ -1,0 +1,217 @@
+//! The product's records, in the JSON shape the API shows. Stored items are
+//! these plus their keys (see `store::keys`); fields that must never be shown
+//! (a webhook's sealed secret) live only in the store.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InboxStatus {
+    Active,
+    Paused,
+}
+
+/// Who may send to an inbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SenderPolicy {
+    /// Any sender is accepted.
+    Anyone,
+    /// Only allowed senders; mail from anyone else is `rejected`.
+    AllowedOnly,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Inbox {
+    pub id: String,
+    pub slug: String,
+    pub name: String,
+    pub status: InboxStatus,
+    pub sender_policy: SenderPolicy,
+    pub created_at: String,
+    pub updated_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleted_at: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AllowedSender {
+    pub inbox_id: String,
+    /// A lowercase address (`billing@acme.com`) or domain (`@acme.com`).
+    pub sender: String,
+    pub created_at: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EmailStatus {
+    Received,
+    Processing,
+    Processed,
+    Failed,
+    Rejected,
+}
+
+impl EmailStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EmailStatus::Received => "received",
+            EmailStatus::Processing => "processing",
+            EmailStatus::Processed => "processed",
+            EmailStatus::Failed => "failed",
+            EmailStatus::Rejected => "rejected",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Attachment {
+    pub name: String,
+    pub size: u64,
+    pub content_type: String,
+}
+
+/// What e-mail processing found: a validated boleto.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Extracted {
+    pub digitable_line: String,
+    pub barcode: String,
+    pub amount_cents: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due_date: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bank_code: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Email {
+    pub id: String,
+    pub inbox_id: String,
+    pub from: String,
+    pub to: String,
+    /// Third-party text.
+    pub subject: String,
+    pub received_at: String,
+    pub status: EmailStatus,
+    /// The body: third-party text.
+    pub text: String,
+    pub attachments: Vec<Attachment>,
+    pub extracted: Option<Extracted>,
+    pub error: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleted_at: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord)]
+pub enum EventType {
+    #[serde(rename = "email.processed")]
+    EmailProcessed,
+    #[serde(rename = "email.failed")]
+    EmailFailed,
+    #[serde(rename = "email.rejected")]
+    EmailRejected,
+    #[serde(rename = "webhook.test")]
+    WebhookTest,
+}
+
+impl EventType {
+    /// The events a webhook can subscribe to (`webhook.test` goes to the tested webhook only).
+    pub const SUBSCRIBABLE: [EventType; 3] =
+        [EventType::EmailProcessed, EventType::EmailFailed, EventType::EmailRejected];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::EmailProcessed => "email.processed",
+            EventType::EmailFailed => "email.failed",
+            EventType::EmailRejected => "email.rejected",
+            EventType::WebhookTest => "webhook.test",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WebhookStatus {
+    Active,
+    Disabled,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Webhook {
+    pub id: String,
+    pub url: String,
+    pub events: Vec<EventType>,
+    pub status: WebhookStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The last four characters of the signing secret; the secret itself is shown once.
+    pub secret_last4: String,
+    pub created_at: String,
+    pub updated_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleted_at: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryStatus {
+    Pending,
+    Succeeded,
+    Failed,
+}
+
+/// One attempt to deliver an event to a webhook.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Delivery {
+    pub id: String,
+    pub webhook_id: String,
+    pub event_id: String,
+    pub event_type: EventType,
+    pub status: DeliveryStatus,
+    pub status_code: Option<u16>,
+    pub duration_ms: Option<u64>,
+    pub error: Option<String>,
+    /// 1 for the first attempt; a resend is a new delivery with the next number.
+    pub attempt: u32,
+    /// The delivery this one resends, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resend_of: Option<String>,
+    pub created_at: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum JobKind {
+    #[serde(rename = "email.reprocess")]
+    EmailReprocess,
+    #[serde(rename = "email.process")]
+    EmailProcess,
+    #[serde(rename = "webhook.test")]
+    WebhookTest,
+    #[serde(rename = "delivery.resend")]
+    DeliveryResend,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobStatus {
+    Queued,
+    Running,
+    Succeeded,
+    Failed,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Job {
+    pub id: String,
+    pub kind: JobKind,
+    pub subject_id: String,
+    pub status: JobStatus,
+    pub attempts: u32,
+    pub result: Option<Value>,
+    pub error: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}

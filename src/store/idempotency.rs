@@ -1,0 +1,113 @@
+//! `Idempotency-Key` records: the first response to a write is kept (24 h)
+//! and replayed for a repeat with the same key and body. A marker is written
+//! before the operation runs, so two concurrent requests with one key cannot
+//! both run it.
+
+use serde::{Deserialize, Serialize};
+
+use super::items::{Keys, to_item};
+use super::keys::{self, PK, SK, TTL};
+use super::{Store, StoreError, s};
+use crate::domain::Tenant;
+use crate::domain::clock::unix_now;
+
+/// How long a key is remembered.
+pub const RETENTION_SECS: u64 = 24 * 3600;
+
+/// A stored response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredResponse {
+    pub status: u16,
+    pub body: String,
+    pub location: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Record {
+    fingerprint: String,
+    response: Option<StoredResponse>,
+    expires_at: u64,
+}
+
+/// What a key says about a request.
+#[derive(Debug, PartialEq)]
+pub enum Claim {
+    /// First use: run the operation, then `finish`.
+    Fresh,
+    /// Seen with the same request: answer this.
+    Replay(StoredResponse),
+    /// Seen with a different request.
+    Mismatch,
+    /// The first request with this key has not finished.
+    InProgress,
+}
+
+impl Store {
+    pub async fn claim_idempotency_key(
+        &self,
+        t: &Tenant,
+        sub: &str,
+        key: &str,
+        fingerprint: &str,
+    ) -> Result<Claim, StoreError> {
+        let now = unix_now();
+        let pk = keys::ws(&t.org, &t.workspace);
+        let sk = keys::idempotency(sub, key);
+        let record = Record { fingerprint: fingerprint.to_owned(), response: None, expires_at: now + RETENTION_SECS };
+        let put = self
+            .client()
+            .put_item()
+            .table_name(self.table())
+            .set_item(Some(to_item(Keys::new(pk.clone(), sk.clone()), &record)?))
+            // Expiry is lazy: an expired record counts as absent.
+            .condition_expression("attribute_not_exists(pk) OR #ttl < :now")
+            .expression_attribute_names("#ttl", TTL)
+            .expression_attribute_values(":now", super::n(now))
+            .send()
+            .await;
+        match put {
+            Ok(_) => Ok(Claim::Fresh),
+            Err(e) => match StoreError::from(e) {
+                StoreError::Conflict => {
+                    let Some(existing) = self.get::<Record>(pk, sk).await? else { return Ok(Claim::InProgress) };
+                    Ok(match existing.response {
+                        _ if existing.fingerprint != fingerprint => Claim::Mismatch,
+                        Some(response) => Claim::Replay(response),
+                        None => Claim::InProgress,
+                    })
+                }
+                other => Err(other),
+            },
+        }
+    }
+
+    pub async fn finish_idempotency_key(
+        &self,
+        t: &Tenant,
+        sub: &str,
+        key: &str,
+        fingerprint: &str,
+        response: &StoredResponse,
+    ) -> Result<(), StoreError> {
+        let record = Record {
+            fingerprint: fingerprint.to_owned(),
+            response: Some(response.clone()),
+            expires_at: unix_now() + RETENTION_SECS,
+        };
+        let item = to_item(Keys::new(keys::ws(&t.org, &t.workspace), keys::idempotency(sub, key)), &record)?;
+        self.client().put_item().table_name(self.table()).set_item(Some(item)).send().await?;
+        Ok(())
+    }
+
+    /// Forgets a key whose operation failed for a reason worth retrying.
+    pub async fn release_idempotency_key(&self, t: &Tenant, sub: &str, key: &str) -> Result<(), StoreError> {
+        self.client()
+            .delete_item()
+            .table_name(self.table())
+            .key(PK, s(keys::ws(&t.org, &t.workspace)))
+            .key(SK, s(keys::idempotency(sub, key)))
+            .send()
+            .await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,232 @@
+//! Entity ↔ item conversion and the paged query every list uses.
+//!
+//! An item is its record (serialized with `serde_dynamo`) plus its key
+//! attributes. A page is filled by as few queries as possible: one when there
+//! is no filter; with a filter, further queries until the page is full or the
+//! partition ends (at most `MAX_QUERIES`). The next cursor is the key of the
+//! last item returned, so nothing is skipped or repeated between pages.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::keys::{GSI1, GSI1_PK, GSI1_SK, PK, SK};
+use super::{Store, StoreError, s};
+
+pub type Item = HashMap<String, AttributeValue>;
+
+/// A position in a list: the string key attributes of an item.
+pub type Position = HashMap<String, String>;
+
+const MAX_QUERIES: usize = 5;
+
+/// Key attributes of an item.
+pub struct Keys {
+    pub pk: String,
+    pub sk: String,
+    pub gsi1: Option<(String, String)>,
+}
+
+impl Keys {
+    pub fn new(pk: impl Into<String>, sk: impl Into<String>) -> Keys {
+        Keys { pk: pk.into(), sk: sk.into(), gsi1: None }
+    }
+
+    pub fn with_gsi1(mut self, pk: impl Into<String>, sk: impl Into<String>) -> Keys {
+        self.gsi1 = Some((pk.into(), sk.into()));
+        self
+    }
+}
+
+pub fn to_item<T: Serialize>(keys: Keys, record: &T) -> Result<Item, StoreError> {
+    let mut item: Item = serde_dynamo::to_item(record).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    item.insert(PK.into(), s(keys.pk));
+    item.insert(SK.into(), s(keys.sk));
+    if let Some((pk, sk)) = keys.gsi1 {
+        item.insert(GSI1_PK.into(), s(pk));
+        item.insert(GSI1_SK.into(), s(sk));
+    }
+    Ok(item)
+}
+
+pub fn from_item<T: DeserializeOwned>(item: Item) -> Result<T, StoreError> {
+    serde_dynamo::from_item(item).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+/// A list query: the partition, an optional sort-key condition and filter.
+pub struct ListQuery {
+    pub use_gsi1: bool,
+    pub partition: String,
+    /// `begins_with` prefix on the sort key.
+    pub prefix: Option<String>,
+    /// Inclusive bounds on the sort key (index sort key when `use_gsi1`).
+    pub between: Option<(String, String)>,
+    pub newest_first: bool,
+    /// A filter expression with its `#name` and `:value` placeholders.
+    pub filter: Option<String>,
+    pub names: Vec<(String, String)>,
+    pub values: Vec<(String, AttributeValue)>,
+}
+
+impl ListQuery {
+    pub fn base(partition: String, prefix: String) -> ListQuery {
+        ListQuery {
+            use_gsi1: false,
+            partition,
+            prefix: Some(prefix),
+            between: None,
+            newest_first: false,
+            filter: None,
+            names: Vec::new(),
+            values: Vec::new(),
+        }
+    }
+
+    pub fn gsi1(partition: String) -> ListQuery {
+        ListQuery {
+            use_gsi1: true,
+            partition,
+            prefix: None,
+            between: None,
+            newest_first: true,
+            filter: None,
+            names: Vec::new(),
+            values: Vec::new(),
+        }
+    }
+
+    /// Adds `clause` to the filter (joined with AND).
+    pub fn and(&mut self, clause: &str) {
+        self.filter = Some(match self.filter.take() {
+            None => clause.to_owned(),
+            Some(f) => format!("({f}) AND ({clause})"),
+        });
+    }
+
+    pub fn name(&mut self, placeholder: &str, attribute: &str) {
+        self.names.push((placeholder.into(), attribute.into()));
+    }
+
+    pub fn value(&mut self, placeholder: &str, value: AttributeValue) {
+        self.values.push((placeholder.into(), value));
+    }
+}
+
+pub struct Page<T> {
+    pub items: Vec<T>,
+    pub next: Option<Position>,
+}
+
+fn position(item: &Item, use_gsi1: bool) -> Position {
+    let names: &[&str] = if use_gsi1 { &[PK, SK, GSI1_PK, GSI1_SK] } else { &[PK, SK] };
+    names
+        .iter()
+        .filter_map(|n| match item.get(*n) {
+            Some(AttributeValue::S(v)) => Some(((*n).to_owned(), v.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+impl Store {
+    pub async fn list<T: DeserializeOwned>(
+        &self,
+        query: &ListQuery,
+        limit: usize,
+        start: Option<Position>,
+    ) -> Result<Page<T>, StoreError> {
+        let (pk_attr, sk_attr) = if query.use_gsi1 { (GSI1_PK, GSI1_SK) } else { (PK, SK) };
+        let mut condition = "#kp = :kp".to_owned();
+        if query.prefix.is_some() {
+            condition.push_str(" AND begins_with(#ks, :prefix)");
+        } else if query.between.is_some() {
+            condition.push_str(" AND #ks BETWEEN :lo AND :hi");
+        }
+        let mut start: Option<Item> = start.map(|p| p.into_iter().map(|(k, v)| (k, s(v))).collect());
+        let mut kept: Vec<Item> = Vec::new();
+        let mut more = false;
+        for _ in 0..MAX_QUERIES {
+            // Ask for one more than needed, so a full page knows whether more follow.
+            let want = i32::try_from(limit + 1 - kept.len()).unwrap_or(i32::MAX);
+            let mut request = self
+                .client()
+                .query()
+                .table_name(self.table())
+                .key_condition_expression(&condition)
+                .expression_attribute_names("#kp", pk_attr)
+                .expression_attribute_values(":kp", s(query.partition.clone()))
+                .scan_index_forward(!query.newest_first)
+                .limit(if query.filter.is_some() { want.max(25) } else { want })
+                .set_exclusive_start_key(start.take());
+            if query.prefix.is_some() || query.between.is_some() {
+                request = request.expression_attribute_names("#ks", sk_attr);
+            }
+            if let Some(prefix) = &query.prefix {
+                request = request.expression_attribute_values(":prefix", s(prefix.clone()));
+            }
+            if let Some((lo, hi)) = &query.between {
+                request = request
+                    .expression_attribute_values(":lo", s(lo.clone()))
+                    .expression_attribute_values(":hi", s(hi.clone()));
+            }
+            if query.use_gsi1 {
+                request = request.index_name(GSI1);
+            }
+            if let Some(filter) = &query.filter {
+                request = request.filter_expression(filter);
+            }
+            for (placeholder, name) in &query.names {
+                request = request.expression_attribute_names(placeholder, name);
+            }
+            for (placeholder, value) in &query.values {
+                request = request.expression_attribute_values(placeholder, value.clone());
+            }
+            let out = request.send().await?;
+            kept.extend(out.items.unwrap_or_default());
+            if kept.len() > limit {
+                more = true;
+                break;
+            }
+            if out.last_evaluated_key.is_none() {
+                more = false;
+                break;
+            }
+            start = out.last_evaluated_key;
+            more = true;
+        }
+        let next = if kept.len() > limit {
+            kept.truncate(limit);
+            kept.last().map(|i| position(i, query.use_gsi1))
+        } else if more {
+            // The query budget ran out before the page filled: continue from
+            // where the last query stopped (or after the last kept item).
+            match start.take() {
+                Some(key) => Some(
+                    key.into_iter()
+                        .filter_map(|(k, v)| if let AttributeValue::S(v) = v { Some((k, v)) } else { None })
+                        .collect(),
+                ),
+                None => kept.last().map(|i| position(i, query.use_gsi1)),
+            }
+        } else {
+            None
+        };
+        let items = kept.into_iter().map(from_item).collect::<Result<Vec<T>, _>>()?;
+        Ok(Page { items, next })
+    }
+
+    pub async fn get<T: DeserializeOwned>(&self, pk: String, sk: String) -> Result<Option<T>, StoreError> {
+        let out = self
+            .client()
+            .get_item()
+            .table_name(self.table())
+            .key(PK, s(pk))
+            .key(SK, s(sk))
+            .consistent_read(true)
+            .send()
+            .await?;
+        out.item.map(from_item).transpose()
+    }
+}

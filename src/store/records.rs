@@ -1,0 +1,455 @@
+//! Reads and writes of the workspace's records: inboxes (with their slug
+//! claims), allowed senders, e-mails, webhooks (with their URL claims),
+//! deliveries and jobs. Uniqueness (one inbox per slug, one webhook per URL)
+//! is a claim item written in the same transaction as the record, so two
+//! racing upserts cannot both create. Updates are conditional on the
+//! `updated_at` they read (optimistic concurrency).
+
+use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, Delete, Put, ReturnValue, TransactWriteItem};
+
+use super::items::{Item, Keys, ListQuery, Page, Position, to_item};
+use super::keys::{self, PK, SK};
+use super::{Store, StoreError, s};
+use crate::domain::Tenant;
+use crate::domain::records::{AllowedSender, Delivery, Email, Inbox, Job, Webhook};
+
+fn ws_pk(t: &Tenant) -> String {
+    keys::ws(&t.org, &t.workspace)
+}
+
+fn built<T, E: std::fmt::Display>(r: Result<T, E>) -> Result<T, StoreError> {
+    r.map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+fn put(table: &str, item: Item, condition: Option<&str>) -> Result<TransactWriteItem, StoreError> {
+    let put = built(
+        Put::builder()
+            .table_name(table)
+            .set_item(Some(item))
+            .set_condition_expression(condition.map(Into::into))
+            .build(),
+    )?;
+    Ok(TransactWriteItem::builder().put(put).build())
+}
+
+/// A webhook as stored: the record plus its sealed signing secret.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct StoredWebhook {
+    #[serde(flatten)]
+    pub webhook: Webhook,
+    /// The signing secret, sealed (see `crate::secrets`).
+    pub secret_sealed: String,
+}
+
+/// Inbox list filters.
+pub struct InboxFilter {
+    pub status: Option<String>,
+    /// Lowercase substring of slug or name.
+    pub q: Option<String>,
+}
+
+/// E-mail list filters.
+#[derive(Default)]
+pub struct EmailFilter {
+    pub inbox_id: Option<String>,
+    pub status: Option<String>,
+    pub from: Option<String>,
+    /// Inclusive bounds on `received_at`.
+    pub after: Option<String>,
+    pub before: Option<String>,
+}
+
+impl Store {
+    async fn transact(&self, items: Vec<TransactWriteItem>) -> Result<(), StoreError> {
+        self.client().transact_write_items().set_transact_items(Some(items)).send().await?;
+        Ok(())
+    }
+
+    async fn put_conditional(
+        &self,
+        item: Item,
+        condition: &str,
+        values: &[(&str, AttributeValue)],
+    ) -> Result<(), StoreError> {
+        let mut request =
+            self.client().put_item().table_name(self.table()).set_item(Some(item)).condition_expression(condition);
+        for (k, v) in values {
+            request = request.expression_attribute_values(*k, v.clone());
+        }
+        request.send().await?;
+        Ok(())
+    }
+
+    // ------------------------------------------------------------ inboxes
+
+    pub async fn get_inbox(&self, t: &Tenant, id: &str) -> Result<Option<Inbox>, StoreError> {
+        Ok(self.get::<Inbox>(ws_pk(t), keys::inbox(id)).await?.filter(|i| i.deleted_at.is_none()))
+    }
+
+    pub async fn list_inboxes(
+        &self,
+        t: &Tenant,
+        filter: &InboxFilter,
+        limit: usize,
+        start: Option<Position>,
+    ) -> Result<Page<Inbox>, StoreError> {
+        let mut q = ListQuery::base(ws_pk(t), "INB#".into());
+        q.and("attribute_not_exists(deleted_at)");
+        if let Some(status) = &filter.status {
+            q.and("#status = :status");
+            q.name("#status", "status");
+            q.value(":status", s(status.clone()));
+        }
+        if let Some(text) = &filter.q {
+            q.and("contains(search, :q)");
+            q.value(":q", s(text.clone()));
+        }
+        self.list(&q, limit, start).await
+    }
+
+    /// The id of the live inbox that owns `slug`, if any.
+    pub async fn slug_owner(&self, t: &Tenant, slug: &str) -> Result<Option<String>, StoreError> {
+        #[derive(serde::Deserialize)]
+        struct Claim {
+            inbox_id: String,
+        }
+        Ok(self.get::<Claim>(ws_pk(t), keys::slug(slug)).await?.map(|c| c.inbox_id))
+    }
+
+    fn inbox_item(t: &Tenant, inbox: &Inbox) -> Result<Item, StoreError> {
+        let mut item = to_item(Keys::new(ws_pk(t), keys::inbox(&inbox.id)), inbox)?;
+        item.insert("search".into(), s(format!("{} {}", inbox.slug, inbox.name).to_lowercase()));
+        Ok(item)
+    }
+
+    /// Creates an inbox and claims its slug; `Conflict` if the slug is taken.
+    pub async fn create_inbox(&self, t: &Tenant, inbox: &Inbox) -> Result<(), StoreError> {
+        let mut claim = Item::new();
+        claim.insert(PK.into(), s(ws_pk(t)));
+        claim.insert(SK.into(), s(keys::slug(&inbox.slug)));
+        claim.insert("inbox_id".into(), s(inbox.id.clone()));
+        self.transact(vec![
+            put(self.table(), claim, Some("attribute_not_exists(pk)"))?,
+            put(self.table(), Self::inbox_item(t, inbox)?, Some("attribute_not_exists(pk)"))?,
+        ])
+        .await
+    }
+
+    /// Replaces a live inbox that still has `previous_updated_at`.
+    pub async fn update_inbox(&self, t: &Tenant, inbox: &Inbox, previous_updated_at: &str) -> Result<(), StoreError> {
+        self.put_conditional(
+            Self::inbox_item(t, inbox)?,
+            "attribute_exists(pk) AND attribute_not_exists(deleted_at) AND updated_at = :prev",
+            &[(":prev", s(previous_updated_at))],
+        )
+        .await
+    }
+
+    /// Soft-deletes an inbox and frees its slug, in one transaction.
+    pub async fn delete_inbox(&self, t: &Tenant, inbox: &Inbox) -> Result<(), StoreError> {
+        let mut deleted = inbox.clone();
+        deleted.deleted_at = Some(deleted.updated_at.clone());
+        let release = built(
+            Delete::builder()
+                .table_name(self.table())
+                .key(PK, s(ws_pk(t)))
+                .key(SK, s(keys::slug(&inbox.slug)))
+                .condition_expression("inbox_id = :id")
+                .expression_attribute_values(":id", s(inbox.id.clone()))
+                .build(),
+        )?;
+        self.transact(vec![
+            put(
+                self.table(),
+                Self::inbox_item(t, &deleted)?,
+                Some("attribute_exists(pk) AND attribute_not_exists(deleted_at)"),
+            )?,
+            TransactWriteItem::builder().delete(release).build(),
+        ])
+        .await
+    }
+
+    // ------------------------------------------------------------ allowed senders
+
+    /// Allows `sender`; returns false when it was already allowed.
+    pub async fn add_sender(&self, t: &Tenant, sender: &AllowedSender) -> Result<bool, StoreError> {
+        let item = to_item(Keys::new(ws_pk(t), keys::sender(&sender.inbox_id, &sender.sender)), sender)?;
+        match self.put_conditional(item, "attribute_not_exists(pk)", &[]).await {
+            Ok(()) => Ok(true),
+            Err(StoreError::Conflict) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    pub async fn list_senders(
+        &self,
+        t: &Tenant,
+        inbox_id: &str,
+        limit: usize,
+        start: Option<Position>,
+    ) -> Result<Page<AllowedSender>, StoreError> {
+        self.list(&ListQuery::base(ws_pk(t), keys::sender_prefix(inbox_id)), limit, start).await
+    }
+
+    /// Whether `sender` is allowed, as an address or by its domain (one batch read).
+    pub async fn sender_allowed(&self, t: &Tenant, inbox_id: &str, address: &str) -> Result<bool, StoreError> {
+        let domain = address.rsplit_once('@').map(|(_, d)| format!("@{d}")).unwrap_or_default();
+        let (a, d) = tokio::join!(
+            self.get::<AllowedSender>(ws_pk(t), keys::sender(inbox_id, address)),
+            self.get::<AllowedSender>(ws_pk(t), keys::sender(inbox_id, &domain)),
+        );
+        Ok(a?.is_some() || d?.is_some())
+    }
+
+    /// Stops allowing `sender`; returns false when it was not allowed.
+    pub async fn remove_sender(&self, t: &Tenant, inbox_id: &str, sender: &str) -> Result<bool, StoreError> {
+        let out = self
+            .client()
+            .delete_item()
+            .table_name(self.table())
+            .key(PK, s(ws_pk(t)))
+            .key(SK, s(keys::sender(inbox_id, sender)))
+            .return_values(ReturnValue::AllOld)
+            .send()
+            .await?;
+        Ok(out.attributes.is_some_and(|a| !a.is_empty()))
+    }
+
+    // ------------------------------------------------------------ e-mails
+
+    fn email_item(t: &Tenant, email: &Email) -> Result<Item, StoreError> {
+        let pk = ws_pk(t);
+        let keys = Keys::new(pk.clone(), keys::email(&email.id));
+        let keys = if email.deleted_at.is_none() {
+            keys.with_gsi1(keys::emails_index(&pk), keys::timeline(&email.received_at, &email.id))
+        } else {
+            keys
+        };
+        let mut item = to_item(keys, email)?;
+        item.insert("from_lc".into(), s(email.from.to_lowercase()));
+        Ok(item)
+    }
+
+    pub async fn get_email(&self, t: &Tenant, id: &str) -> Result<Option<Email>, StoreError> {
+        Ok(self.get::<Email>(ws_pk(t), keys::email(id)).await?.filter(|e| e.deleted_at.is_none()))
+    }
+
+    pub async fn list_emails(
+        &self,
+        t: &Tenant,
+        filter: &EmailFilter,
+        limit: usize,
+        start: Option<Position>,
+    ) -> Result<Page<Email>, StoreError> {
+        let mut q = ListQuery::gsi1(keys::emails_index(&ws_pk(t)));
+        if filter.after.is_some() || filter.before.is_some() {
+            // `#` sorts after every character of a timestamp, `~` after `#`.
+            let lo = filter.after.clone().unwrap_or_default();
+            let hi = filter.before.as_ref().map_or_else(|| "~".to_owned(), |b| format!("{b}#~"));
+            q.between = Some((lo, hi));
+        }
+        if let Some(inbox) = &filter.inbox_id {
+            q.and("inbox_id = :inbox");
+            q.value(":inbox", s(inbox.clone()));
+        }
+        if let Some(status) = &filter.status {
+            q.and("#status = :status");
+            q.name("#status", "status");
+            q.value(":status", s(status.clone()));
+        }
+        if let Some(from) = &filter.from {
+            q.and("from_lc = :from");
+            q.value(":from", s(from.to_lowercase()));
+        }
+        self.list(&q, limit, start).await
+    }
+
+    /// Writes an e-mail as it is now (creation and updates by the worker).
+    pub async fn put_email(&self, t: &Tenant, email: &Email) -> Result<(), StoreError> {
+        self.client().put_item().table_name(self.table()).set_item(Some(Self::email_item(t, email)?)).send().await?;
+        Ok(())
+    }
+
+    /// Soft-deletes a live e-mail that still has `previous_updated_at`; it leaves every list.
+    pub async fn delete_email(&self, t: &Tenant, email: &Email, previous_updated_at: &str) -> Result<(), StoreError> {
+        self.put_conditional(
+            Self::email_item(t, email)?,
+            "attribute_exists(pk) AND attribute_not_exists(deleted_at) AND updated_at = :prev",
+            &[(":prev", s(previous_updated_at))],
+        )
+        .await
+    }
+
+    /// Stores `email` (its new state) and `job` in one transaction, if the
+    /// e-mail is live and unchanged since `previous_updated_at`.
+    pub async fn enqueue_email_job(
+        &self,
+        t: &Tenant,
+        email: &Email,
+        previous_updated_at: &str,
+        job: &Job,
+    ) -> Result<(), StoreError> {
+        let put_email = built(
+            Put::builder()
+                .table_name(self.table())
+                .set_item(Some(Self::email_item(t, email)?))
+                .condition_expression(
+                    "attribute_exists(pk) AND attribute_not_exists(deleted_at) AND updated_at = :prev",
+                )
+                .expression_attribute_values(":prev", s(previous_updated_at))
+                .build(),
+        )?;
+        self.transact(vec![TransactWriteItem::builder().put(put_email).build(), self.job_put(t, job)?]).await
+    }
+
+    // ------------------------------------------------------------ webhooks
+
+    fn webhook_item(t: &Tenant, stored: &StoredWebhook) -> Result<Item, StoreError> {
+        to_item(Keys::new(ws_pk(t), keys::webhook(&stored.webhook.id)), stored)
+    }
+
+    pub async fn get_webhook(&self, t: &Tenant, id: &str) -> Result<Option<StoredWebhook>, StoreError> {
+        Ok(self.get::<StoredWebhook>(ws_pk(t), keys::webhook(id)).await?.filter(|w| w.webhook.deleted_at.is_none()))
+    }
+
+    pub async fn list_webhooks(
+        &self,
+        t: &Tenant,
+        limit: usize,
+        start: Option<Position>,
+    ) -> Result<Page<StoredWebhook>, StoreError> {
+        let mut q = ListQuery::base(ws_pk(t), "WHK#".into());
+        q.and("attribute_not_exists(deleted_at)");
+        self.list(&q, limit, start).await
+    }
+
+    pub async fn url_owner(&self, t: &Tenant, url_digest: &str) -> Result<Option<String>, StoreError> {
+        #[derive(serde::Deserialize)]
+        struct Claim {
+            webhook_id: String,
+        }
+        Ok(self.get::<Claim>(ws_pk(t), keys::url_claim(url_digest)).await?.map(|c| c.webhook_id))
+    }
+
+    pub async fn create_webhook(&self, t: &Tenant, stored: &StoredWebhook, url_digest: &str) -> Result<(), StoreError> {
+        let mut claim = Item::new();
+        claim.insert(PK.into(), s(ws_pk(t)));
+        claim.insert(SK.into(), s(keys::url_claim(url_digest)));
+        claim.insert("webhook_id".into(), s(stored.webhook.id.clone()));
+        self.transact(vec![
+            put(self.table(), claim, Some("attribute_not_exists(pk)"))?,
+            put(self.table(), Self::webhook_item(t, stored)?, Some("attribute_not_exists(pk)"))?,
+        ])
+        .await
+    }
+
+    pub async fn update_webhook(
+        &self,
+        t: &Tenant,
+        stored: &StoredWebhook,
+        previous_updated_at: &str,
+    ) -> Result<(), StoreError> {
+        self.put_conditional(
+            Self::webhook_item(t, stored)?,
+            "attribute_exists(pk) AND attribute_not_exists(deleted_at) AND updated_at = :prev",
+            &[(":prev", s(previous_updated_at))],
+        )
+        .await
+    }
+
+    pub async fn delete_webhook(&self, t: &Tenant, stored: &StoredWebhook, url_digest: &str) -> Result<(), StoreError> {
+        let mut deleted = stored.clone();
+        deleted.webhook.deleted_at = Some(deleted.webhook.updated_at.clone());
+        let release = built(
+            Delete::builder()
+                .table_name(self.table())
+                .key(PK, s(ws_pk(t)))
+                .key(SK, s(keys::url_claim(url_digest)))
+                .condition_expression("webhook_id = :id")
+                .expression_attribute_values(":id", s(stored.webhook.id.clone()))
+                .build(),
+        )?;
+        self.transact(vec![
+            put(
+                self.table(),
+                Self::webhook_item(t, &deleted)?,
+                Some("attribute_exists(pk) AND attribute_not_exists(deleted_at)"),
+            )?,
+            TransactWriteItem::builder().delete(release).build(),
+        ])
+        .await
+    }
+
+    /// Writes `job` if the record at `sk` is live (one transaction).
+    pub async fn enqueue_job_for(&self, t: &Tenant, sk: String, job: &Job) -> Result<(), StoreError> {
+        let check = built(
+            ConditionCheck::builder()
+                .table_name(self.table())
+                .key(PK, s(ws_pk(t)))
+                .key(SK, s(sk))
+                .condition_expression("attribute_exists(pk) AND attribute_not_exists(deleted_at)")
+                .build(),
+        )?;
+        self.transact(vec![TransactWriteItem::builder().condition_check(check).build(), self.job_put(t, job)?]).await
+    }
+
+    // ------------------------------------------------------------ deliveries
+
+    pub async fn get_delivery(&self, t: &Tenant, id: &str) -> Result<Option<Delivery>, StoreError> {
+        self.get::<Delivery>(ws_pk(t), keys::delivery(id)).await
+    }
+
+    pub async fn put_delivery(&self, t: &Tenant, delivery: &Delivery, payload: &str) -> Result<(), StoreError> {
+        let pk = ws_pk(t);
+        let keys = Keys::new(pk.clone(), keys::delivery(&delivery.id)).with_gsi1(
+            keys::deliveries_index(&pk, &delivery.webhook_id),
+            keys::timeline(&delivery.created_at, &delivery.id),
+        );
+        let mut item = to_item(keys, delivery)?;
+        item.insert("payload".into(), s(payload));
+        self.client().put_item().table_name(self.table()).set_item(Some(item)).send().await?;
+        Ok(())
+    }
+
+    /// The event body a delivery sent (for resends).
+    pub async fn delivery_payload(&self, t: &Tenant, id: &str) -> Result<Option<String>, StoreError> {
+        #[derive(serde::Deserialize)]
+        struct Payload {
+            payload: String,
+        }
+        Ok(self.get::<Payload>(ws_pk(t), keys::delivery(id)).await?.map(|p| p.payload))
+    }
+
+    pub async fn list_deliveries(
+        &self,
+        t: &Tenant,
+        webhook_id: &str,
+        limit: usize,
+        start: Option<Position>,
+    ) -> Result<Page<Delivery>, StoreError> {
+        self.list(&ListQuery::gsi1(keys::deliveries_index(&ws_pk(t), webhook_id)), limit, start).await
+    }
+
+    // ------------------------------------------------------------ jobs
+
+    fn job_put(&self, t: &Tenant, job: &Job) -> Result<TransactWriteItem, StoreError> {
+        let mut item = to_item(Keys::new(ws_pk(t), keys::job(&job.id)), job)?;
+        // The worker reads the tenant from the job item itself.
+        item.insert("org_id".into(), s(t.org.as_str()));
+        item.insert("workspace_id".into(), s(t.workspace.as_str()));
+        put(self.table(), item, Some("attribute_not_exists(pk)"))
+    }
+
+    /// Writes a job as it is now.
+    pub async fn put_job(&self, t: &Tenant, job: &Job) -> Result<(), StoreError> {
+        let mut item = to_item(Keys::new(ws_pk(t), keys::job(&job.id)), job)?;
+        item.insert("org_id".into(), s(t.org.as_str()));
+        item.insert("workspace_id".into(), s(t.workspace.as_str()));
+        self.client().put_item().table_name(self.table()).set_item(Some(item)).send().await?;
+        Ok(())
+    }
+
+    pub async fn get_job(&self, t: &Tenant, id: &str) -> Result<Option<Job>, StoreError> {
+        self.get::<Job>(ws_pk(t), keys::job(id)).await
+    }
+}
