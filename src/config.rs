@@ -49,6 +49,8 @@ pub struct Config {
     pub signing_secrets: Vec<String>,
     /// Webhook deliveries may go to loopback over plain HTTP (local runs and tests only).
     pub webhook_allow_loopback: bool,
+    /// How long a destructive tool's confirmation request stays valid.
+    pub confirmation_ttl_secs: u64,
 }
 
 /// The signing secret of local runs when none is configured. Never accepted on Lambda.
@@ -195,6 +197,7 @@ impl Config {
             dev_issuer,
             signing_secrets,
             webhook_allow_loopback,
+            confirmation_ttl_secs: parse_or("CONFIRMATION_TTL_SECS", 600)?,
         })
     }
 
@@ -222,6 +225,7 @@ impl Config {
             dev_issuer: None,
             signing_secrets: vec![LOCAL_SIGNING_SECRET.to_owned()],
             webhook_allow_loopback: true,
+            confirmation_ttl_secs: 600,
         }
     }
 

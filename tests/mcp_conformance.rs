@@ -221,7 +221,7 @@ async fn put_patch_and_head_on_mcp_are_405_with_allow_post() {
 async fn post_from_a_foreign_origin_is_403_and_nothing_runs() {
     let h = Harness::new();
     let resp = h
-        .stateless(json!(4), "prompts/get", json!({"name": PROMPT, "arguments": {"inbox_id": "inb_7Q2"}}))
+        .stateless(json!(4), "prompts/get", json!({"name": PROMPT, "arguments": {"inbox_id": "inb_bills"}}))
         .header("origin", "https://evil.example")
         .send()
         .await;
@@ -1223,7 +1223,7 @@ async fn routing_header_names_are_case_insensitive() {
 async fn routing_header_values_padded_with_whitespace_still_match() {
     let h = Harness::new();
     let resp = h
-        .stateless(json!(1), "prompts/get", json!({"name": PROMPT, "arguments": {"inbox_id": "inb_7Q2"}}))
+        .stateless(json!(1), "prompts/get", json!({"name": PROMPT, "arguments": {"inbox_id": "inb_bills"}}))
         .header("mcp-protocol-version", " 2026-07-28\t")
         .header("mcp-method", "\tprompts/get  ")
         .header("mcp-name", "  triage_failed_emails ")
@@ -1334,7 +1334,7 @@ async fn mcp_name_sentinel_is_case_sensitive_trimmed_and_required_for_sentinel_l
 async fn repeated_mcp_name_header_is_400_header_mismatch() {
     let h = Harness::new();
     let resp = h
-        .stateless(json!(1), "prompts/get", json!({"name": PROMPT, "arguments": {"inbox_id": "inb_7Q2"}}))
+        .stateless(json!(1), "prompts/get", json!({"name": PROMPT, "arguments": {"inbox_id": "inb_bills"}}))
         .append_header("mcp-name", PROMPT)
         .send()
         .await;
@@ -1383,7 +1383,7 @@ async fn non_ascii_uri_sent_raw_in_mcp_name_is_400_header_mismatch() {
 async fn prompts_get_with_mcp_name_differing_from_params_name_is_400_header_mismatch() {
     let h = Harness::new();
     let resp = h
-        .stateless(json!(76), "prompts/get", json!({"name": PROMPT, "arguments": {"inbox_id": "inb_7Q2"}}))
+        .stateless(json!(76), "prompts/get", json!({"name": PROMPT, "arguments": {"inbox_id": "inb_bills"}}))
         .header("mcp-name", "summarize_inbox")
         .send()
         .await;
@@ -1567,7 +1567,7 @@ async fn prompts_get_without_a_required_argument_is_200_invalid_params() {
     }
     // The optional argument may be left out.
     let resp = h
-        .stateless(json!(99), "prompts/get", json!({"name": "summarize_inbox", "arguments": {"inbox_id": "inb_7Q2"}}))
+        .stateless(json!(99), "prompts/get", json!({"name": "summarize_inbox", "arguments": {"inbox_id": "inb_bills"}}))
         .send()
         .await;
     stateless_ok(&resp, json!(99));
@@ -1585,14 +1585,14 @@ async fn prompts_get_with_a_non_string_argument_is_200_invalid_params() {
 #[tokio::test]
 async fn handshake_prompts_get_and_resources_read_have_no_stateless_decoration() {
     let h = Harness::new();
-    let params = json!({"name": PROMPT, "arguments": {"inbox_id": "inb_7Q2"}});
+    let params = json!({"name": PROMPT, "arguments": {"inbox_id": "inb_bills"}});
     let resp = h.handshake(json!(1), "prompts/get", params, Some("2025-06-18")).send().await;
     let result = handshake_ok(&resp, json!(1), "2025-06-18");
     assert!(result["description"].is_string(), "result {result}");
     let message = &result["messages"][0];
     assert_eq!(message["role"], "user");
     assert_eq!(message["content"]["type"], "text");
-    assert!(message["content"]["text"].as_str().is_some_and(|t| t.contains("inb_7Q2")), "message {message}");
+    assert!(message["content"]["text"].as_str().is_some_and(|t| t.contains("inb_bills")), "message {message}");
 
     let resp = h.handshake(json!(2), "resources/read", json!({"uri": EXISTING_URI}), None).send().await;
     let result = handshake_ok(&resp, json!(2), "2025-03-26");
@@ -1664,7 +1664,7 @@ async fn tools_call_of_an_unknown_tool_is_200_invalid_params() {
 async fn tools_call_prompts_get_and_completion_results_carry_no_caching_hints() {
     let h = Harness::new();
     let resp = h
-        .stateless(json!(1), "prompts/get", json!({"name": PROMPT, "arguments": {"inbox_id": "inb_7Q2"}}))
+        .stateless(json!(1), "prompts/get", json!({"name": PROMPT, "arguments": {"inbox_id": "inb_bills"}}))
         .send()
         .await;
     let result = stateless_ok(&resp, json!(1));
@@ -1839,7 +1839,7 @@ const WORDS: &[&str] = &[
     "?=",
     "2024-02-29",
     "2023-02-29",
-    "inb_7Q2",
+    "inb_bills",
     "elicitation",
     "form",
     "debug",

@@ -6,6 +6,7 @@
 //! delete, upserts and tenant isolation exist once. Each handler checks its
 //! own scope and role, whoever called it.
 
+pub mod confirmations;
 pub mod emails;
 pub mod error;
 pub mod inboxes;
@@ -15,6 +16,7 @@ pub mod page;
 pub mod rest;
 pub mod senders;
 pub mod webhooks;
+pub mod workspace;
 
 use percent_encoding::percent_decode_str;
 use serde::Serialize;
@@ -101,6 +103,7 @@ pub enum Route {
     DeliveriesList(String),
     DeliveryResend(String),
     JobGet(String),
+    Workspace,
 }
 
 impl Route {
@@ -137,6 +140,7 @@ impl Route {
             ("GET", ["webhooks", _, "deliveries"]) => Route::DeliveriesList(id(1)),
             ("POST", ["webhook_deliveries", _, "resend"]) => Route::DeliveryResend(id(1)),
             ("GET", ["jobs", _]) => Route::JobGet(id(1)),
+            ("GET", ["workspace"]) => Route::Workspace,
             (_, shape) => {
                 return Err(match allowed_methods(shape) {
                     Some(allow) => ApiError::MethodNotAllowed { allow },
@@ -147,8 +151,9 @@ impl Route {
         Ok(route)
     }
 
-    /// The scope and role permission a route needs; `None` when it depends on
-    /// the record (a job needs the read scope of its subject).
+    /// The scope and role permission a route needs; `None` when the handler
+    /// checks for itself (a job needs the read scope of its subject; the
+    /// workspace summary needs two scopes).
     pub fn requirements(&self) -> Option<(Scope, Permission)> {
         use Permission::*;
         use Route::*;
@@ -163,7 +168,7 @@ impl Route {
             WebhooksList | WebhookGet(_) | DeliveriesList(_) => (Scope::WebhooksRead, Read),
             WebhooksUpsert | WebhookDelete(_) | WebhookRotateSecret(_) => (Scope::WebhooksWrite, Administer),
             WebhookTest(_) | DeliveryResend(_) => (Scope::WebhooksWrite, Operate),
-            JobGet(_) => return None,
+            JobGet(_) | Workspace => return None,
         })
     }
 
@@ -184,6 +189,7 @@ impl Route {
                 | Route::WebhookGet(_)
                 | Route::DeliveriesList(_)
                 | Route::JobGet(_)
+                | Route::Workspace
         )
     }
 }
@@ -195,7 +201,7 @@ fn allowed_methods(shape: &[&str]) -> Option<&'static str> {
         ["inboxes", _] => "GET, PATCH, DELETE",
         ["inboxes", _, "senders"] => "GET, POST",
         ["inboxes", _, "senders", _] => "DELETE",
-        ["emails"] | ["webhooks", _, "deliveries"] | ["jobs", _] => "GET",
+        ["emails"] | ["webhooks", _, "deliveries"] | ["jobs", _] | ["workspace"] => "GET",
         ["emails", _] | ["webhooks", _] => "GET, DELETE",
         ["emails", _, "reprocess"]
         | ["webhooks", _, "test"]
@@ -230,7 +236,9 @@ pub fn authorize(ctx: &Ctx<'_>, scope: Scope, permission: Permission) -> Result<
 
 /// Runs one API call for a verified caller in a resolved workspace.
 pub async fn dispatch(ctx: &Ctx<'_>, req: &ApiRequest<'_>) -> ApiResponse {
-    match run(ctx, req).await {
+    // The route match holds every handler's future; boxing keeps that off
+    // the caller's stack (it is large in debug builds).
+    match Box::pin(run(ctx, req)).await {
         Ok(response) => response,
         Err(error) => error.into(),
     }
@@ -267,6 +275,7 @@ async fn run(ctx: &Ctx<'_>, req: &ApiRequest<'_>) -> Result<ApiResponse, ApiErro
         Route::DeliveriesList(id) => webhooks::deliveries(ctx, &id, q).await,
         Route::DeliveryResend(id) => webhooks::resend(ctx, &id).await,
         Route::JobGet(id) => jobs::get(ctx, &id).await,
+        Route::Workspace => workspace::get(ctx).await,
     }
 }
 

@@ -1,19 +1,32 @@
-//! `completion/complete`: suggestions for prompt arguments and resource
-//! template variables. A reference to an unknown prompt, template or argument
-//! is `-32602`; a valid reference with no match is an empty list. At most 100
-//! values, always with `total` and `hasMore`.
+//! `completion/complete`: suggestions for prompt arguments (`inbox_id`,
+//! `webhook_id`) and resource template variables (`{id}`). The typed prefix
+//! is matched against the ids, slugs and names of records the caller may read
+//! (read through the REST list routes, so scopes and tenancy apply), and the
+//! matching ids are offered. A reference to an unknown prompt, template or
+//! argument is `-32602`; a valid reference with no match, or one the caller
+//! has no scope to read, is an empty list. At most 100 values, always with
+//! `total` and `hasMore`.
 
 use serde_json::{Map, Value, json};
 
-use super::McpServer;
+use super::Call;
 use super::era::ProtocolVersion;
 use super::jsonrpc::RpcError;
 use super::methods::invalid_params;
 use super::prompts::{ArgumentKind, Prompts};
+use super::resources::Resources;
+use crate::api::{self, ApiRequest, Ctx};
 
 pub const MAX_VALUES: usize = 100;
 
-pub fn complete(_server: &McpServer, params: &Map<String, Value>, version: ProtocolVersion) -> Result<Value, RpcError> {
+/// Pages read from a list route to find candidates.
+const MAX_PAGES: usize = 5;
+
+pub async fn complete(
+    call: &Call<'_>,
+    params: &Map<String, Value>,
+    version: ProtocolVersion,
+) -> Result<Value, RpcError> {
     let Some(Value::Object(reference)) = params.get("ref") else {
         return Err(invalid_params("completion/complete needs params.ref as an object"));
     };
@@ -28,7 +41,7 @@ pub fn complete(_server: &McpServer, params: &Map<String, Value>, version: Proto
     if version != ProtocolVersion::V2025_03_26 && params.get("context").is_some_and(|c| !c.is_object()) {
         return Err(invalid_params("completion/complete needs params.context as an object"));
     }
-    let candidates: Vec<String> = match reference.get("type").and_then(Value::as_str) {
+    let collection = match reference.get("type").and_then(Value::as_str) {
         Some("ref/prompt") => {
             let Some(Value::String(name)) = reference.get("name") else {
                 return Err(invalid_params("ref/prompt needs a name"));
@@ -39,29 +52,84 @@ pub fn complete(_server: &McpServer, params: &Map<String, Value>, version: Proto
                 .iter()
                 .find(|a| a.name == arg_name)
                 .ok_or_else(|| invalid_params(format!("Prompt {name} has no argument {arg_name}")))?;
-            match spec.kind {
-                // Record ids come from the workspace's data.
-                ArgumentKind::Id => Vec::new(),
-                ArgumentKind::Date => Vec::new(),
+            match (spec.kind, arg_name.as_str()) {
+                (ArgumentKind::Id, "webhook_id") => Some("/webhooks"),
+                (ArgumentKind::Id, _) => Some("/inboxes"),
+                // Dates are typed, not chosen from records.
+                (ArgumentKind::Date, _) => None,
             }
         }
         Some("ref/resource") => {
             let Some(Value::String(uri)) = reference.get("uri") else {
                 return Err(invalid_params("ref/resource needs a uri"));
             };
-            return Err(invalid_params(format!("Unknown resource template: {uri}")).with_data(json!({"uri": uri})));
+            if !Resources::has_template(uri) {
+                return Err(invalid_params(format!("Unknown resource template: {uri}")).with_data(json!({"uri": uri})));
+            }
+            if arg_name != "id" {
+                return Err(invalid_params(format!("Template {uri} has no variable {arg_name}")));
+            }
+            match uri.as_str() {
+                "kobana://inbox/emails/{id}" => Some("/emails"),
+                "kobana://inbox/inboxes/{id}" => Some("/inboxes"),
+                "kobana://inbox/webhooks/{id}" => Some("/webhooks"),
+                // Jobs have no list route: nothing to suggest.
+                _ => None,
+            }
         }
         _ => return Err(invalid_params("ref.type must be ref/prompt or ref/resource")),
     };
-    Ok(completion_result(candidates, prefix))
+    let candidates = match (collection, call.tenant) {
+        (Some(path), Some(tenant)) => {
+            candidates(&Ctx { app: call.app, principal: call.principal, tenant }, path, prefix).await
+        }
+        _ => Vec::new(),
+    };
+    Ok(completion_result(candidates))
 }
 
-/// Prefix-filter `candidates`, cap at 100, report the full count.
-pub fn completion_result(candidates: Vec<String>, prefix: &str) -> Value {
-    let mut matching: Vec<String> = candidates.into_iter().filter(|c| c.starts_with(prefix)).collect();
-    matching.sort();
-    matching.dedup();
-    let total = matching.len();
-    matching.truncate(MAX_VALUES);
-    json!({"completion": {"values": matching, "total": total, "hasMore": total > MAX_VALUES}})
+/// Ids of the records at `path` whose id, slug or name starts with `prefix`
+/// (case-insensitive), read through the REST list route.
+async fn candidates(ctx: &Ctx<'_>, path: &str, prefix: &str) -> Vec<String> {
+    let prefix = prefix.to_lowercase();
+    let mut found = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_PAGES {
+        // The serializer is not Send: build the string in its own scope.
+        let query = {
+            let mut query = url::form_urlencoded::Serializer::new(String::new());
+            query.append_pair("limit", "100");
+            if let Some(c) = &cursor {
+                query.append_pair("cursor", c);
+            }
+            query.finish()
+        };
+        let response = api::dispatch(ctx, &ApiRequest { method: "GET", path, query: Some(&query), body: &[] }).await;
+        if !response.is_success() {
+            break;
+        }
+        for record in response.body["data"].as_array().into_iter().flatten() {
+            let matches = ["id", "slug", "name"]
+                .iter()
+                .filter_map(|k| record.get(*k).and_then(Value::as_str))
+                .any(|v| v.to_lowercase().starts_with(&prefix));
+            if let (true, Some(id)) = (matches, record.get("id").and_then(Value::as_str)) {
+                found.push(id.to_owned());
+            }
+        }
+        match response.body["meta"]["next_cursor"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => break,
+        }
+    }
+    found
+}
+
+/// Sorted, unique, capped at 100, with the full count.
+pub fn completion_result(mut values: Vec<String>) -> Value {
+    values.sort();
+    values.dedup();
+    let total = values.len();
+    values.truncate(MAX_VALUES);
+    json!({"completion": {"values": values, "total": total, "hasMore": total > MAX_VALUES}})
 }

@@ -44,11 +44,13 @@ pub struct RpcError {
     pub code: ErrorCode,
     pub message: String,
     pub data: Option<Value>,
+    /// Response headers that travel with it (an `insufficient_scope` challenge).
+    pub headers: Vec<(&'static str, String)>,
 }
 
 impl RpcError {
     pub fn new(status: u16, code: ErrorCode, message: impl Into<String>) -> Self {
-        Self { status, code, message: message.into(), data: None }
+        Self { status, code, message: message.into(), data: None, headers: Vec::new() }
     }
 
     pub fn with_data(mut self, data: Value) -> Self {

@@ -81,24 +81,25 @@ pub async fn dispatch(server: &McpServer, call: &Call<'_>) -> Result<(Outcome, P
         "ping" => complete(json!({})),
         "tools/list" => {
             no_cursor(params)?;
-            complete(json!({"tools": server.catalogue.list(version)}))
+            let role = call.tenant.map_or(crate::domain::Role::Viewer, |t| t.role);
+            complete(json!({"tools": server.catalogue.list(version, call.principal, role)}))
         }
         "tools/call" => server.catalogue.call(call).await.map(|outcome| (outcome, version)),
         "resources/list" => {
             no_cursor(params)?;
-            complete(json!({"resources": server.resources.list(version)}))
+            complete(json!({"resources": server.resources.list(version, call.principal)}))
         }
         "resources/templates/list" => {
             no_cursor(params)?;
-            complete(json!({"resourceTemplates": server.resources.templates(version)}))
+            complete(json!({"resourceTemplates": server.resources.templates(version, call.principal)}))
         }
-        "resources/read" => complete(server.resources.read(call)?),
+        "resources/read" => complete(server.resources.read(call).await?),
         "prompts/list" => {
             no_cursor(params)?;
-            complete(json!({"prompts": server.prompts.list(version)}))
+            complete(json!({"prompts": server.prompts.list(version, call.principal)}))
         }
-        "prompts/get" => complete(server.prompts.get(params)?),
-        "completion/complete" => complete(super::completion::complete(server, params, version)?),
+        "prompts/get" => complete(server.prompts.get(call).await?),
+        "completion/complete" => complete(super::completion::complete(call, params, version).await?),
         // is_served() admitted only the names above.
         other => {
             Err(RpcError::new(200, ErrorCode::METHOD_NOT_FOUND, "Method not found").with_data(json!({"method": other})))

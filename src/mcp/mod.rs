@@ -8,11 +8,14 @@
 
 pub mod catalogue;
 pub mod completion;
+pub mod confirm;
 pub mod era;
 pub mod jsonrpc;
 pub mod methods;
 pub mod prompts;
 pub mod resources;
+pub mod schema;
+pub mod tools;
 
 use http::HeaderMap;
 use serde_json::{Map, Value, json};
@@ -56,7 +59,7 @@ pub struct McpReply {
 
 impl McpReply {
     fn error(id: Option<&Value>, error: &RpcError, version: ProtocolVersion) -> Self {
-        Self { status: error.status, body: Some(error_body(id, error)), version, headers: Vec::new() }
+        Self { status: error.status, body: Some(error_body(id, error)), version, headers: error.headers.clone() }
     }
 
     fn accepted(version: ProtocolVersion) -> Self {
@@ -268,7 +271,7 @@ impl McpServer {
         };
 
         let call = Call { app, era, client: &client, message, principal, tenant: tenant.as_ref() };
-        match methods::dispatch(self, &call).await {
+        match Box::pin(methods::dispatch(self, &call)).await {
             Ok((outcome, reply_version)) => {
                 let result = self.decorate(era, &message.method, outcome);
                 McpReply {

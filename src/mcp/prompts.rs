@@ -4,9 +4,13 @@
 
 use serde_json::{Map, Value, json};
 
+use super::Call;
 use super::era::ProtocolVersion;
 use super::jsonrpc::RpcError;
 use super::methods::invalid_params;
+use crate::api::{self, ApiRequest, Ctx};
+use crate::auth::Principal;
+use crate::domain::Scope;
 
 pub struct Argument {
     pub name: &'static str,
@@ -29,6 +33,10 @@ pub struct Prompt {
     pub title: &'static str,
     pub description: &'static str,
     pub arguments: &'static [Argument],
+    /// Scopes the tools it guides to need; the caller must have them all.
+    pub scopes: &'static [Scope],
+    /// The record its required id names: `GET {collection}/{id}` must find it.
+    pub subject: (&'static str, &'static str),
     render: fn(&Map<String, Value>) -> (String, String),
 }
 
@@ -46,6 +54,8 @@ pub const PROMPTS: &[Prompt] = &[
         title: "Triage failed e-mails",
         description: "Walk through the failed and rejected e-mails of one inbox and decide what can be done for each.",
         arguments: &[INBOX_ID],
+        scopes: &[Scope::InboxesRead, Scope::EmailsRead],
+        subject: ("inbox_id", "/inboxes"),
         render: triage_failed_emails,
     },
     Prompt {
@@ -62,6 +72,8 @@ pub const PROMPTS: &[Prompt] = &[
                 kind: ArgumentKind::Date,
             },
         ],
+        scopes: &[Scope::InboxesRead, Scope::EmailsRead],
+        subject: ("inbox_id", "/inboxes"),
         render: summarize_inbox,
     },
     Prompt {
@@ -75,6 +87,8 @@ pub const PROMPTS: &[Prompt] = &[
             required: true,
             kind: ArgumentKind::Id,
         }],
+        scopes: &[Scope::WebhooksRead],
+        subject: ("webhook_id", "/webhooks"),
         render: investigate_webhook,
     },
 ];
@@ -140,6 +154,10 @@ pub struct Prompts {
     listed: [Vec<Value>; 3],
 }
 
+fn may_use(prompt: &Prompt, principal: &Principal) -> bool {
+    prompt.scopes.iter().all(|s| principal.has(*s))
+}
+
 impl Default for Prompts {
     fn default() -> Self {
         Self::new()
@@ -151,18 +169,22 @@ impl Prompts {
         Self { listed: ProtocolVersion::SUPPORTED.map(|v| PROMPTS.iter().map(|p| render(p, v)).collect()) }
     }
 
-    pub fn list(&self, version: ProtocolVersion) -> Vec<Value> {
+    /// The prompts whose tools this caller may use.
+    pub fn list(&self, version: ProtocolVersion, principal: &Principal) -> Vec<Value> {
         let index = ProtocolVersion::SUPPORTED.iter().position(|v| *v == version).unwrap_or(0);
-        self.listed[index].clone()
+        PROMPTS.iter().zip(&self.listed[index]).filter(|(p, _)| may_use(p, principal)).map(|(_, v)| v.clone()).collect()
     }
 
     pub fn find(name: &str) -> Option<&'static Prompt> {
         PROMPTS.iter().find(|p| p.name == name)
     }
 
-    /// `prompts/get`: unknown prompt, a missing required argument or an
-    /// argument that is not a well-formed string are all `-32602`.
-    pub fn get(&self, params: &Map<String, Value>) -> Result<Value, RpcError> {
+    /// `prompts/get`: unknown prompt, a missing required argument, an
+    /// argument that is not a well-formed string, or an id that names no
+    /// record the caller can read are all `-32602`; a missing scope is the
+    /// 403 step-up challenge.
+    pub async fn get(&self, call: &Call<'_>) -> Result<Value, RpcError> {
+        let params = &call.message.params;
         let Some(Value::String(name)) = params.get("name") else {
             return Err(invalid_params("prompts/get needs params.name as a string"));
         };
@@ -199,6 +221,20 @@ impl Prompts {
         if let Some(missing) = prompt.arguments.iter().find(|a| a.required && !args.contains_key(a.name)) {
             return Err(invalid_params(format!("Missing required argument: {}", missing.name))
                 .with_data(json!({"missing": missing.name})));
+        }
+        let missing: Vec<Scope> = prompt.scopes.iter().copied().filter(|s| !call.principal.has(*s)).collect();
+        if !missing.is_empty() {
+            return Err(super::catalogue::scope_refusal(call, &missing));
+        }
+        let (argument, collection) = prompt.subject;
+        let id = args.get(argument).and_then(Value::as_str).unwrap_or("");
+        let Some(tenant) = call.tenant else { return Err(invalid_params("No workspace")) };
+        let ctx = Ctx { app: call.app, principal: call.principal, tenant };
+        let path = format!("{collection}/{id}");
+        let found = api::dispatch(&ctx, &ApiRequest { method: "GET", path: &path, query: None, body: &[] }).await;
+        if !found.is_success() {
+            return Err(invalid_params(format!("{argument} names no record you can read: {id}"))
+                .with_data(json!({"argument": argument})));
         }
         let (description, text) = (prompt.render)(args);
         Ok(json!({

@@ -1,5 +1,7 @@
-//! Resources: the fixed documents served by `resources/list` and
-//! `resources/read`, and the resource templates. "Not found" is `-32602` in
+//! Resources: the fixed documents (the current workspace, and two Markdown
+//! guides), and the templates for single records, read through the same
+//! REST GET routes the tools use. Lists show only what the caller's scopes
+//! can read. "Not found" is `-32602` in
 //! the stateless era and `-32002` in the handshake era, always with
 //! `data.uri`; an unreadable resource gets the same answer as a missing one.
 
@@ -9,6 +11,9 @@ use super::Call;
 use super::era::{Era, ProtocolVersion};
 use super::jsonrpc::{ErrorCode, RpcError};
 use super::methods::invalid_params;
+use crate::api::{self, ApiRequest, Ctx};
+use crate::auth::Principal;
+use crate::domain::Scope;
 
 /// A fixed document.
 struct Document {
@@ -39,8 +44,60 @@ const DOCUMENTS: &[Document] = &[
     },
 ];
 
+/// A resource template, read through the REST GET route it names.
+struct Template {
+    uri_template: &'static str,
+    /// `kobana://inbox/{collection}/{id}` → `GET /{collection}/{id}`.
+    collection: &'static str,
+    name: &'static str,
+    title: &'static str,
+    description: &'static str,
+    /// Any one of these scopes lets the caller read it.
+    scopes: &'static [Scope],
+}
+
+const TEMPLATES: &[Template] = &[
+    Template {
+        uri_template: "kobana://inbox/emails/{id}",
+        collection: "emails",
+        name: "email",
+        title: "E-mail",
+        description: "One e-mail with its extracted boleto data. Subject and body are third-party text.",
+        scopes: &[Scope::EmailsRead],
+    },
+    Template {
+        uri_template: "kobana://inbox/inboxes/{id}",
+        collection: "inboxes",
+        name: "inbox",
+        title: "Inbox",
+        description: "One inbox: slug, name, status and sender policy.",
+        scopes: &[Scope::InboxesRead],
+    },
+    Template {
+        uri_template: "kobana://inbox/webhooks/{id}",
+        collection: "webhooks",
+        name: "webhook",
+        title: "Webhook",
+        description: "One webhook (never its secret).",
+        scopes: &[Scope::WebhooksRead],
+    },
+    Template {
+        uri_template: "kobana://inbox/jobs/{id}",
+        collection: "jobs",
+        name: "job",
+        title: "Job",
+        description: "The status and result of a long operation.",
+        scopes: &[Scope::EmailsRead, Scope::WebhooksRead],
+    },
+];
+
+pub const WORKSPACE_URI: &str = "kobana://inbox/workspace";
+const WORKSPACE_SCOPES: [Scope; 2] = [Scope::InboxesRead, Scope::EmailsRead];
+
 pub struct Resources {
     listed: [Vec<Value>; 3],
+    workspace: [Value; 3],
+    templates: [Vec<(usize, Value)>; 3],
 }
 
 impl Default for Resources {
@@ -49,30 +106,110 @@ impl Default for Resources {
     }
 }
 
+fn index(version: ProtocolVersion) -> usize {
+    ProtocolVersion::SUPPORTED.iter().position(|v| *v == version).unwrap_or(0)
+}
+
+fn titled(entry: &mut Map<String, Value>, version: ProtocolVersion, title: &str) {
+    if version != ProtocolVersion::V2025_03_26 {
+        entry.insert("title".into(), Value::from(title));
+    }
+}
+
 impl Resources {
     pub fn new() -> Self {
         let listed = ProtocolVersion::SUPPORTED.map(|v| DOCUMENTS.iter().map(|d| render(d, v)).collect());
-        Self { listed }
+        let workspace = ProtocolVersion::SUPPORTED.map(|v| {
+            let mut entry = Map::new();
+            entry.insert("uri".into(), Value::from(WORKSPACE_URI));
+            entry.insert("name".into(), Value::from("workspace"));
+            titled(&mut entry, v, "Current workspace");
+            entry.insert("description".into(), Value::from("The workspace's inboxes and e-mail counts by status."));
+            entry.insert("mimeType".into(), Value::from("application/json"));
+            Value::Object(entry)
+        });
+        let templates = ProtocolVersion::SUPPORTED.map(|v| {
+            TEMPLATES
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let mut entry = Map::new();
+                    entry.insert("uriTemplate".into(), Value::from(t.uri_template));
+                    entry.insert("name".into(), Value::from(t.name));
+                    titled(&mut entry, v, t.title);
+                    entry.insert("description".into(), Value::from(t.description));
+                    entry.insert("mimeType".into(), Value::from("application/json"));
+                    (i, Value::Object(entry))
+                })
+                .collect()
+        });
+        Self { listed, workspace, templates }
     }
 
-    pub fn list(&self, version: ProtocolVersion) -> Vec<Value> {
-        let index = ProtocolVersion::SUPPORTED.iter().position(|v| *v == version).unwrap_or(0);
-        self.listed[index].clone()
+    /// The fixed resources this caller may read.
+    pub fn list(&self, version: ProtocolVersion, principal: &Principal) -> Vec<Value> {
+        let mut list = Vec::with_capacity(DOCUMENTS.len() + 1);
+        if WORKSPACE_SCOPES.iter().all(|s| principal.has(*s)) {
+            list.push(self.workspace[index(version)].clone());
+        }
+        list.extend(self.listed[index(version)].iter().cloned());
+        list
     }
 
-    /// Templates are served with the records they read.
-    pub fn templates(&self, _version: ProtocolVersion) -> Vec<Value> {
-        Vec::new()
+    /// The templates this caller may read.
+    pub fn templates(&self, version: ProtocolVersion, principal: &Principal) -> Vec<Value> {
+        self.templates[index(version)]
+            .iter()
+            .filter(|(i, _)| TEMPLATES[*i].scopes.iter().any(|s| principal.has(*s)))
+            .map(|(_, v)| v.clone())
+            .collect()
     }
 
-    pub fn read(&self, call: &Call<'_>) -> Result<Value, RpcError> {
+    /// Whether `uri_template` is one of the templates.
+    pub fn has_template(uri_template: &str) -> bool {
+        TEMPLATES.iter().any(|t| t.uri_template == uri_template)
+    }
+
+    pub async fn read(&self, call: &Call<'_>) -> Result<Value, RpcError> {
         let Some(Value::String(uri)) = call.message.params.get("uri") else {
             return Err(invalid_params("resources/read needs params.uri as a string"));
         };
-        match DOCUMENTS.iter().find(|d| d.uri == uri) {
-            Some(doc) => Ok(json!({"contents": [{"uri": doc.uri, "mimeType": doc.mime_type, "text": doc.text}]})),
-            None => Err(not_found(call.era, uri)),
+        if let Some(doc) = DOCUMENTS.iter().find(|d| d.uri == uri) {
+            return Ok(json!({"contents": [{"uri": doc.uri, "mimeType": doc.mime_type, "text": doc.text}]}));
         }
+        let (path, scopes): (String, &[Scope]) = if uri == WORKSPACE_URI {
+            ("/workspace".into(), &WORKSPACE_SCOPES)
+        } else {
+            let Some(found) = uri.strip_prefix("kobana://inbox/").and_then(|rest| {
+                let (collection, id) = rest.split_once('/')?;
+                let template = TEMPLATES.iter().find(|t| t.collection == collection)?;
+                (!id.is_empty() && !id.contains('/')).then(|| (format!("/{collection}/{id}"), template.scopes))
+            }) else {
+                return Err(not_found(call.era, uri));
+            };
+            found
+        };
+        // A scope gap is a step-up challenge, as for tools.
+        let readable = if uri == WORKSPACE_URI {
+            scopes.iter().all(|s| call.principal.has(*s))
+        } else {
+            scopes.iter().any(|s| call.principal.has(*s))
+        };
+        if !readable {
+            let missing: Vec<Scope> = scopes.iter().copied().filter(|s| !call.principal.has(*s)).collect();
+            return Err(super::catalogue::scope_refusal(call, &missing));
+        }
+        let Some(tenant) = call.tenant else { return Err(not_found(call.era, uri)) };
+        let ctx = Ctx { app: call.app, principal: call.principal, tenant };
+        let response = api::dispatch(&ctx, &ApiRequest { method: "GET", path: &path, query: None, body: &[] }).await;
+        if !response.missing_scopes.is_empty() {
+            return Err(super::catalogue::scope_refusal(call, &response.missing_scopes));
+        }
+        if !response.is_success() {
+            // Missing and unreadable look the same.
+            return Err(not_found(call.era, uri));
+        }
+        Ok(json!({"contents": [{"uri": uri, "mimeType": "application/json", "text": response.body.to_string()}]}))
     }
 }
 

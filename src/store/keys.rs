@@ -25,6 +25,7 @@
 //! | delivery | `DLV#{id}` | `{ws pk}#WHK#{webhook}#DLV` / `{created_at}#{id}` |
 //! | job | `JOB#{id}` | — |
 //! | idempotency record | `IDEM#{sub}#{key}` | — |
+//! | single-use marker (a consumed confirmation) | `ONCE#{key}` | — |
 //!
 //! Lists that must be newest first (e-mails, deliveries) read `gsi1` backwards;
 //! a soft-deleted e-mail loses its `gsi1` keys and so leaves the list without a
@@ -122,6 +123,10 @@ pub fn job(id: &str) -> String {
 
 pub fn idempotency(sub: &str, key: &str) -> String {
     format!("IDEM#{}#{}", escape(sub), escape(key))
+}
+
+pub fn once(key: &str) -> String {
+    format!("ONCE#{}", escape(key))
 }
 
 /// `{timestamp}#{id}`: sorts by time, ties broken by id.

@@ -453,3 +453,88 @@ impl Store {
         self.get::<Job>(ws_pk(t), keys::job(id)).await
     }
 }
+
+impl Store {
+    /// Records that `key` was used; false when it had been already (until
+    /// `expires_at`, unix seconds). One conditional write.
+    pub async fn use_once(&self, t: &Tenant, key: &str, expires_at: u64) -> Result<bool, StoreError> {
+        let mut item = Item::new();
+        item.insert(PK.into(), s(ws_pk(t)));
+        item.insert(SK.into(), s(keys::once(key)));
+        item.insert(keys::TTL.into(), super::n(expires_at));
+        let now = crate::domain::clock::unix_now();
+        let result = self
+            .client()
+            .put_item()
+            .table_name(self.table())
+            .set_item(Some(item))
+            // Expiry is lazy: an expired record counts as absent.
+            .condition_expression("attribute_not_exists(pk) OR #ttl < :now")
+            .expression_attribute_names("#ttl", keys::TTL)
+            .expression_attribute_values(":now", super::n(now))
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(true),
+            Err(e) => match StoreError::from(e) {
+                StoreError::Conflict => Ok(false),
+                other => Err(other),
+            },
+        }
+    }
+}
+
+/// How many e-mails a workspace holds, per inbox and status.
+#[derive(Debug, Default)]
+pub struct EmailCounts {
+    pub by_inbox: std::collections::BTreeMap<String, std::collections::BTreeMap<String, u64>>,
+    /// More e-mails exist than were counted.
+    pub truncated: bool,
+}
+
+impl Store {
+    /// Counts live e-mails by inbox and status, reading only those two
+    /// attributes, at most `MAX_PAGES` pages of the index.
+    pub async fn count_emails(&self, t: &Tenant) -> Result<EmailCounts, StoreError> {
+        const MAX_PAGES: usize = 10;
+        let mut counts = EmailCounts::default();
+        let mut start = None;
+        for _ in 0..MAX_PAGES {
+            let out = self
+                .client()
+                .query()
+                .table_name(self.table())
+                .index_name(keys::GSI1)
+                .key_condition_expression("#kp = :kp")
+                .expression_attribute_names("#kp", keys::GSI1_PK)
+                .expression_attribute_names("#st", "status")
+                .expression_attribute_values(":kp", s(keys::emails_index(&ws_pk(t))))
+                .projection_expression("inbox_id, #st")
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await?;
+            for item in out.items.unwrap_or_default() {
+                let field = |n: &str| match item.get(n) {
+                    Some(AttributeValue::S(v)) => v.clone(),
+                    _ => String::new(),
+                };
+                *counts.by_inbox.entry(field("inbox_id")).or_default().entry(field("status")).or_default() += 1;
+            }
+            match out.last_evaluated_key {
+                None => return Ok(counts),
+                Some(key) => start = Some(key),
+            }
+        }
+        counts.truncated = true;
+        Ok(counts)
+    }
+
+    /// The display name of a workspace.
+    pub async fn workspace_name(&self, t: &Tenant) -> Result<Option<String>, StoreError> {
+        #[derive(serde::Deserialize)]
+        struct Ws {
+            name: String,
+        }
+        Ok(self.get::<Ws>(keys::tenant(&t.org), keys::workspace_sk(&t.workspace)).await?.map(|w| w.name))
+    }
+}

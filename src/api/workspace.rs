@@ -1,0 +1,57 @@
+//! `GET /workspace`: the current workspace at a glance — its inboxes and how
+//! many e-mails each holds per status. Needs `inboxes:read` and `emails:read`.
+//! The inbox list and the counts are read in parallel.
+
+use serde_json::{Map, Value, json};
+
+use super::error::ApiError;
+use super::{ApiResponse, Ctx, authorize};
+use crate::domain::{Permission, Scope};
+use crate::store::records::InboxFilter;
+
+const STATUSES: [&str; 5] = ["received", "processing", "processed", "failed", "rejected"];
+
+pub async fn get(ctx: &Ctx<'_>) -> Result<ApiResponse, ApiError> {
+    let missing: Vec<Scope> =
+        [Scope::InboxesRead, Scope::EmailsRead].into_iter().filter(|s| !ctx.principal.has(*s)).collect();
+    if !missing.is_empty() {
+        return Err(ApiError::InsufficientScope { scopes: missing });
+    }
+    authorize(ctx, Scope::InboxesRead, Permission::Read)?;
+    let store = &ctx.app.store;
+    let filter = InboxFilter { status: None, q: None };
+    let (name, inboxes, counts) = tokio::join!(
+        store.workspace_name(ctx.tenant),
+        store.list_inboxes(ctx.tenant, &filter, 100, None),
+        store.count_emails(ctx.tenant),
+    );
+    let (inboxes, counts) = (inboxes?, counts?);
+    let zero = || STATUSES.iter().map(|s| ((*s).to_owned(), Value::from(0))).collect::<Map<_, _>>();
+    let mut total = zero();
+    let listed: Vec<Value> = inboxes
+        .items
+        .iter()
+        .map(|inbox| {
+            let mut per_status = zero();
+            if let Some(found) = counts.by_inbox.get(&inbox.id) {
+                for (status, n) in found {
+                    per_status.insert(status.clone(), Value::from(*n));
+                    let sum = total.get(status).and_then(Value::as_u64).unwrap_or(0) + n;
+                    total.insert(status.clone(), Value::from(sum));
+                }
+            }
+            json!({"id": inbox.id, "slug": inbox.slug, "name": inbox.name, "status": inbox.status, "email_counts": per_status})
+        })
+        .collect();
+    Ok(ApiResponse::ok(
+        200,
+        json!({"data": {
+            "id": ctx.tenant.workspace.as_str(),
+            "name": name?,
+            "inboxes": listed,
+            "email_counts": total,
+            "counts_truncated": counts.truncated,
+            "more_inboxes": inboxes.next.is_some(),
+        }}),
+    ))
+}
