@@ -8,6 +8,8 @@ export DYNAMODB_PORT="${DYNAMODB_PORT:-8000}"
 export DYNAMODB_ENDPOINT="${DYNAMODB_ENDPOINT:-http://127.0.0.1:$DYNAMODB_PORT}"
 export DEV_ISSUER_KEY="${DEV_ISSUER_KEY:-.local/dev-issuer.key}"
 export DEV_ISSUER_PORT="${DEV_ISSUER_PORT:-3001}"
+# Webhook receivers on this machine are allowed in local runs (refused on Lambda).
+export WEBHOOK_ALLOW_LOOPBACK="${WEBHOOK_ALLOW_LOOPBACK:-1}"
 BIN=./target/debug/kobana-inbox-mcp
 
 started_db=0

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make test`: start the local database if needed, run every test against it,
+# `make test`: start the local database if needed, run every test against it
+# (cargo tests, then the SDK interop tests of scripts/interop.sh),
 # stop it again if this script started it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,3 +17,8 @@ cleanup() { [ "$started_db" = 1 ] && scripts/db.sh stop; }
 trap cleanup EXIT
 
 cargo test --all-targets "$@"
+
+# Interop with the official MCP SDK clients (Python, TypeScript), against the
+# server started as `make run` starts it, on the database started above.
+cargo build --quiet --bin kobana-inbox-mcp
+scripts/interop.sh

@@ -17,6 +17,7 @@ use crate::secrets::Secrets;
 use crate::store::Store;
 use crate::store::rate_limit::RateDecision;
 use crate::tenancy;
+use crate::webhooks::Outbound;
 
 pub struct App {
     pub config: Config,
@@ -29,6 +30,8 @@ pub struct App {
     pub api_resource: Resource,
     /// Signs cursors and confirmations; seals webhook secrets.
     pub secrets: Secrets,
+    /// The HTTP client for webhook deliveries (address-checked).
+    pub outbound: Outbound,
     /// Lowercase `Host` values this server answers to.
     pub(crate) hosts: Vec<String>,
 }
@@ -72,7 +75,9 @@ impl App {
         let store = Store::connect(&config.store).await;
         let mcp_resource = Resource::new(&config.mcp_resource, &config.auth.issuer, Scope::USER.to_vec());
         let api_resource = Resource::new(&config.auth.api_audience, &config.auth.issuer, Scope::ALL.to_vec());
+        let outbound = Outbound::new(config.webhook_allow_loopback).map_err(AppError::HttpClient)?;
         Ok(App {
+            outbound,
             secrets: Secrets::new(&config.signing_secrets),
             hosts: config.host_allowlist(),
             mcp: McpServer::new(),

@@ -19,6 +19,7 @@ pub mod config;
 pub mod dev;
 pub mod domain;
 pub mod http;
+pub mod jobs;
 pub mod mcp;
 pub mod net;
 pub mod secrets;
@@ -26,6 +27,7 @@ pub mod seed;
 pub mod store;
 pub mod telemetry;
 pub mod tenancy;
+pub mod webhooks;
 
 pub use app::App;
 pub use config::Config;

@@ -77,6 +77,9 @@ async fn serve_local(config: Config) -> Result<(), String> {
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, config.port));
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let app = Arc::new(build(config).await?);
+    // Locally the job runner polls the queue in-process (on AWS the worker
+    // Lambda is fed by the table's stream).
+    tokio::spawn(inbox::jobs::poll(Arc::clone(&app), std::time::Duration::from_millis(500)));
     tracing::info!(%addr, "serving MCP on http://{addr}/mcp");
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;

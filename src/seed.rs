@@ -162,7 +162,7 @@ pub async fn seed(store: &Store, secrets: &Secrets) -> Result<(), StoreError> {
             extracted: Some(Extracted {
                 digitable_line: "34191091233456780000701234567897116560000015990".into(),
                 barcode: "34191165600000159901091234567800000123456789".into(),
-                amount_cents: 15_990,
+                amount_cents: Some(15_990),
                 due_date: Some("2026-12-10".into()),
                 bank_code: Some("341".into()),
             }),
@@ -270,6 +270,7 @@ pub async fn seed(store: &Store, secrets: &Secrets) -> Result<(), StoreError> {
                 error: None,
                 created_at: "2026-11-21T10:15:00.000Z".into(),
                 updated_at: "2026-11-21T10:15:02.000Z".into(),
+                lease_until: None,
             },
         )
         .await?;

@@ -55,3 +55,23 @@ pub async fn resolve(store: &Store, principal: &Principal, header: Option<&str>)
 async fn member_of(store: &Store, principal: &Principal) -> Result<Vec<WorkspaceId>, StoreError> {
     Ok(store.memberships(&principal.org, &principal.sub).await?.into_iter().map(|(ws, _)| ws).collect())
 }
+
+/// Resolves the workspace for a machine client (the organization's
+/// mail-receiving pipeline): no membership, only a workspace of the token's
+/// organization, named by the header or the only one there is. Two reads.
+pub async fn resolve_machine(
+    store: &Store,
+    principal: &Principal,
+    header: Option<&str>,
+) -> Result<Tenant, TenancyError> {
+    let all = store.org_workspaces(&principal.org).await?;
+    let chosen = match header {
+        Some(value) => WorkspaceId::parse(value).filter(|ws| all.contains(ws)),
+        None if all.len() == 1 => all.first().cloned(),
+        None => return Err(TenancyError::Required { workspaces: all }),
+    };
+    match chosen {
+        Some(workspace) => Ok(Tenant { org: principal.org.clone(), workspace, role: crate::domain::Role::Viewer }),
+        None => Err(TenancyError::NotFound { workspaces: all }),
+    }
+}

@@ -3,6 +3,7 @@
 //! soft delete. Subject and body are third-party text and are only ever
 //! returned as JSON string values.
 
+use serde::Deserialize;
 use serde_json::json;
 
 use super::error::ApiError;
@@ -11,8 +12,9 @@ use super::jobs::{accepted, new_job};
 use super::page::page_request;
 use super::{ApiResponse, Ctx};
 use crate::domain::clock::{format, now_string, parse_instant};
+use crate::domain::ids::new_id;
 use crate::domain::ids::{Kind, is_id};
-use crate::domain::records::{Email, EmailStatus, JobKind};
+use crate::domain::records::{Attachment, Email, EmailStatus, InboxStatus, JobKind, SenderPolicy};
 use crate::store::StoreError;
 use crate::store::records::EmailFilter;
 
@@ -102,4 +104,82 @@ pub async fn delete(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     email.deleted_at = Some(email.updated_at.clone());
     ctx.app.store.delete_email(ctx.tenant, &email, &previous).await?;
     Ok(ApiResponse::ok(200, json!({"data": {"id": email.id, "deleted": true}})))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IngestBody {
+    from: String,
+    to: String,
+    subject: String,
+    text: String,
+    received_at: Option<String>,
+    #[serde(default)]
+    attachments: Vec<Attachment>,
+}
+
+/// Largest body text accepted (the request itself is capped at 1 MiB).
+const MAX_TEXT_CHARS: usize = 512 * 1024;
+
+/// `POST /inboxes/{id}/emails`, for the organization's mail-receiving
+/// pipeline (scope `emails:ingest`, no person). Stores the e-mail —
+/// `rejected` when the inbox accepts allowed senders only and this one is not
+/// allowed — and enqueues its processing in the same transaction: 202.
+pub async fn ingest(ctx: &Ctx<'_>, inbox_id: &str, body: &[u8]) -> Result<ApiResponse, ApiError> {
+    let body: IngestBody = input::body(body)?;
+    let from = input::email_address("from", &body.from)?;
+    let to = input::email_address("to", &body.to)?;
+    let subject = body.subject.trim().to_owned();
+    if subject.chars().count() > 998 {
+        return Err(ApiError::invalid("subject", "must have at most 998 characters"));
+    }
+    if body.text.chars().count() > MAX_TEXT_CHARS {
+        return Err(ApiError::invalid("text", "must have at most 524288 characters"));
+    }
+    if body.attachments.len() > 50 {
+        return Err(ApiError::invalid("attachments", "at most 50 attachments"));
+    }
+    for (i, a) in body.attachments.iter().enumerate() {
+        input::text(&format!("attachments[{i}].name"), &a.name, 255)?;
+        input::text(&format!("attachments[{i}].content_type"), &a.content_type, 127)?;
+    }
+    let received_at = match &body.received_at {
+        None => now_string(),
+        Some(raw) => format(
+            crate::domain::clock::parse_instant(raw)
+                .filter(|_| raw.contains('T'))
+                .ok_or_else(|| ApiError::invalid("received_at", "must be an RFC 3339 timestamp"))?,
+        ),
+    };
+    let inbox = super::inboxes::load(ctx, inbox_id).await?;
+    if inbox.status == InboxStatus::Paused {
+        return Err(ApiError::Conflict {
+            code: "inbox_paused",
+            message: "This inbox is paused and accepts no mail".into(),
+        });
+    }
+    let allowed = inbox.sender_policy == SenderPolicy::Anyone
+        || ctx.app.store.sender_allowed(ctx.tenant, &inbox.id, &from).await?;
+    let now = now_string();
+    let email = Email {
+        id: new_id(Kind::Email),
+        inbox_id: inbox.id.clone(),
+        from: from.clone(),
+        to,
+        subject,
+        received_at,
+        status: if allowed { EmailStatus::Received } else { EmailStatus::Rejected },
+        text: body.text,
+        attachments: body.attachments,
+        extracted: None,
+        error: (!allowed).then(|| format!("sender {from} is not allowed in inbox {}", inbox.slug)),
+        created_at: now.clone(),
+        updated_at: now,
+        deleted_at: None,
+    };
+    let job = new_job(JobKind::EmailProcess, &email.id);
+    ctx.app.store.create_email_with_job(ctx.tenant, &email, &job).await?;
+    let mut response = accepted(&job)?;
+    response.body["data"]["email"] = json!({"id": email.id, "status": email.status});
+    Ok(response)
 }

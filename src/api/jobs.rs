@@ -31,6 +31,7 @@ pub fn new_job(kind: JobKind, subject_id: &str) -> Job {
         error: None,
         created_at: now.clone(),
         updated_at: now,
+        lease_until: None,
     }
 }
 

@@ -90,6 +90,7 @@ pub enum Route {
     SendersList(String),
     SendersAdd(String),
     SenderRemove(String, String),
+    EmailIngest(String),
     EmailsList,
     EmailGet(String),
     EmailReprocess(String),
@@ -127,6 +128,7 @@ impl Route {
             ("GET", ["inboxes", _, "senders"]) => Route::SendersList(id(1)),
             ("POST", ["inboxes", _, "senders"]) => Route::SendersAdd(id(1)),
             ("DELETE", ["inboxes", _, "senders", _]) => Route::SenderRemove(id(1), id(3)),
+            ("POST", ["inboxes", _, "emails"]) => Route::EmailIngest(id(1)),
             ("GET", ["emails"]) => Route::EmailsList,
             ("GET", ["emails", _]) => Route::EmailGet(id(1)),
             ("POST", ["emails", _, "reprocess"]) => Route::EmailReprocess(id(1)),
@@ -169,11 +171,20 @@ impl Route {
             WebhooksUpsert | WebhookDelete(_) | WebhookRotateSecret(_) => (Scope::WebhooksWrite, Administer),
             WebhookTest(_) | DeliveryResend(_) => (Scope::WebhooksWrite, Operate),
             JobGet(_) | Workspace => return None,
+            // A machine client: the scope is all it needs.
+            EmailIngest(_) => (Scope::EmailsIngest, Read),
         })
     }
 
     fn takes_body(&self) -> bool {
-        matches!(self, Route::InboxesUpsert | Route::InboxUpdate(_) | Route::SendersAdd(_) | Route::WebhooksUpsert)
+        matches!(
+            self,
+            Route::InboxesUpsert
+                | Route::InboxUpdate(_)
+                | Route::SendersAdd(_)
+                | Route::WebhooksUpsert
+                | Route::EmailIngest(_)
+        )
     }
 
     /// Whether the route changes state (and so honours `Idempotency-Key`).
@@ -201,6 +212,7 @@ fn allowed_methods(shape: &[&str]) -> Option<&'static str> {
         ["inboxes", _] => "GET, PATCH, DELETE",
         ["inboxes", _, "senders"] => "GET, POST",
         ["inboxes", _, "senders", _] => "DELETE",
+        ["inboxes", _, "emails"] => "POST",
         ["emails"] | ["webhooks", _, "deliveries"] | ["jobs", _] | ["workspace"] => "GET",
         ["emails", _] | ["webhooks", _] => "GET, DELETE",
         ["emails", _, "reprocess"]
@@ -262,6 +274,7 @@ async fn run(ctx: &Ctx<'_>, req: &ApiRequest<'_>) -> Result<ApiResponse, ApiErro
         Route::SendersList(id) => senders::list(ctx, &id, q).await,
         Route::SendersAdd(id) => senders::add(ctx, &id, body).await,
         Route::SenderRemove(id, sender) => senders::remove(ctx, &id, &sender).await,
+        Route::EmailIngest(id) => emails::ingest(ctx, &id, body).await,
         Route::EmailsList => emails::list(ctx, q).await,
         Route::EmailGet(id) => emails::get(ctx, &id).await,
         Route::EmailReprocess(id) => emails::reprocess(ctx, &id).await,

@@ -87,7 +87,13 @@ async fn authenticated(app: &App, req: &RestRequest<'_>, principal: &Principal) 
         }
     }
     let header = req.headers.get(tenancy::HEADER).and_then(|v| v.to_str().ok());
-    let tenant = match tenancy::resolve(&app.store, principal, header).await {
+    // The ingestion route serves a machine client: no membership, no role.
+    let resolved = if matches!(route, Route::EmailIngest(_)) {
+        tenancy::resolve_machine(&app.store, principal, header).await
+    } else {
+        tenancy::resolve(&app.store, principal, header).await
+    };
+    let tenant = match resolved {
         Ok(tenant) => tenant,
         Err(error) => return RestReply::error(workspace_error(error)),
     };

@@ -2,6 +2,7 @@
 //! roles and what each role may do, and the identifiers that scope every
 //! record to a tenant. Nothing here knows HTTP, JSON-RPC or DynamoDB.
 
+pub mod boleto;
 pub mod clock;
 pub mod ids;
 pub mod records;

@@ -77,7 +77,8 @@ pub struct Attachment {
 pub struct Extracted {
     pub digitable_line: String,
     pub barcode: String,
-    pub amount_cents: u64,
+    /// `None` for a utility slip whose value field is a reference quantity.
+    pub amount_cents: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub due_date: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -214,4 +215,7 @@ pub struct Job {
     pub error: Option<String>,
     pub created_at: String,
     pub updated_at: String,
+    /// While running: when the claim lapses and another runner may take over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_until: Option<u64>,
 }

@@ -23,9 +23,12 @@
 //! | webhook | `WHK#{id}` | — |
 //! | URL claim (one webhook per URL) | `URL#{sha256(url)}` | — |
 //! | delivery | `DLV#{id}` | `{ws pk}#WHK#{webhook}#DLV` / `{created_at}#{id}` |
-//! | job | `JOB#{id}` | — |
+//! | job | `JOB#{id}` | `QUEUE` / `{created_at}#{id}` while queued |
 //! | idempotency record | `IDEM#{sub}#{key}` | — |
 //! | single-use marker (a consumed confirmation) | `ONCE#{key}` | — |
+//!
+//! The queue index is sparse: a job leaves it when a runner claims it. It is
+//! how the local runner finds work; on AWS the worker is fed by the stream.
 //!
 //! Lists that must be newest first (e-mails, deliveries) read `gsi1` backwards;
 //! a soft-deleted e-mail loses its `gsi1` keys and so leaves the list without a
@@ -116,6 +119,9 @@ pub fn delivery(id: &str) -> String {
 pub fn deliveries_index(ws_pk: &str, webhook_id: &str) -> String {
     format!("{ws_pk}#WHK#{webhook_id}#DLV")
 }
+
+/// The queue index partition (sparse: queued jobs only).
+pub const QUEUE: &str = "QUEUE";
 
 pub fn job(id: &str) -> String {
     format!("JOB#{id}")

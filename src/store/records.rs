@@ -11,7 +11,7 @@ use super::items::{Item, Keys, ListQuery, Page, Position, to_item};
 use super::keys::{self, PK, SK};
 use super::{Store, StoreError, s};
 use crate::domain::Tenant;
-use crate::domain::records::{AllowedSender, Delivery, Email, Inbox, Job, Webhook};
+use crate::domain::records::{AllowedSender, Delivery, Email, Inbox, Job, JobStatus, Webhook};
 
 fn ws_pk(t: &Tenant) -> String {
     keys::ws(&t.org, &t.workspace)
@@ -270,6 +270,15 @@ impl Store {
         Ok(())
     }
 
+    /// Stores a new e-mail and its processing job in one transaction.
+    pub async fn create_email_with_job(&self, t: &Tenant, email: &Email, job: &Job) -> Result<(), StoreError> {
+        self.transact(vec![
+            put(self.table(), Self::email_item(t, email)?, Some("attribute_not_exists(pk)"))?,
+            self.job_put(t, job)?,
+        ])
+        .await
+    }
+
     /// Soft-deletes a live e-mail that still has `previous_updated_at`; it leaves every list.
     pub async fn delete_email(&self, t: &Tenant, email: &Email, previous_updated_at: &str) -> Result<(), StoreError> {
         self.put_conditional(
@@ -432,21 +441,89 @@ impl Store {
 
     // ------------------------------------------------------------ jobs
 
-    fn job_put(&self, t: &Tenant, job: &Job) -> Result<TransactWriteItem, StoreError> {
-        let mut item = to_item(Keys::new(ws_pk(t), keys::job(&job.id)), job)?;
-        // The worker reads the tenant from the job item itself.
+    /// A job item: queued jobs are also in the queue index (for the local
+    /// runner), and every job names its tenant (for the stream worker).
+    fn job_item(t: &Tenant, job: &Job) -> Result<Item, StoreError> {
+        let keys = Keys::new(ws_pk(t), keys::job(&job.id));
+        let keys = if job.status == JobStatus::Queued {
+            keys.with_gsi1(keys::QUEUE, keys::timeline(&job.created_at, &job.id))
+        } else {
+            keys
+        };
+        let mut item = to_item(keys, job)?;
         item.insert("org_id".into(), s(t.org.as_str()));
         item.insert("workspace_id".into(), s(t.workspace.as_str()));
-        put(self.table(), item, Some("attribute_not_exists(pk)"))
+        Ok(item)
+    }
+
+    fn job_put(&self, t: &Tenant, job: &Job) -> Result<TransactWriteItem, StoreError> {
+        put(self.table(), Self::job_item(t, job)?, Some("attribute_not_exists(pk)"))
     }
 
     /// Writes a job as it is now.
     pub async fn put_job(&self, t: &Tenant, job: &Job) -> Result<(), StoreError> {
-        let mut item = to_item(Keys::new(ws_pk(t), keys::job(&job.id)), job)?;
-        item.insert("org_id".into(), s(t.org.as_str()));
-        item.insert("workspace_id".into(), s(t.workspace.as_str()));
-        self.client().put_item().table_name(self.table()).set_item(Some(item)).send().await?;
+        self.client().put_item().table_name(self.table()).set_item(Some(Self::job_item(t, job)?)).send().await?;
         Ok(())
+    }
+
+    /// Takes a job to run: `queued → running`, or a `running` job whose lease
+    /// lapsed. Counts the attempt and leaves the queue index. `None` when
+    /// another runner has it or it is finished: a redelivered job runs once.
+    pub async fn claim_job(&self, t: &Tenant, id: &str, lease_secs: u64) -> Result<Option<Job>, StoreError> {
+        let now = crate::domain::clock::unix_now();
+        let result = self
+            .client()
+            .update_item()
+            .table_name(self.table())
+            .key(PK, s(ws_pk(t)))
+            .key(SK, s(keys::job(id)))
+            .update_expression("SET #st = :running, attempts = attempts + :one, lease_until = :lease, updated_at = :at REMOVE gsi1pk, gsi1sk")
+            .condition_expression("#st = :queued OR (#st = :running AND lease_until < :now)")
+            .expression_attribute_names("#st", "status")
+            .expression_attribute_values(":running", s("running"))
+            .expression_attribute_values(":queued", s("queued"))
+            .expression_attribute_values(":one", super::n(1))
+            .expression_attribute_values(":lease", super::n(now + lease_secs))
+            .expression_attribute_values(":now", super::n(now))
+            .expression_attribute_values(":at", s(crate::domain::clock::now_string()))
+            .return_values(ReturnValue::AllNew)
+            .send()
+            .await;
+        match result {
+            Ok(out) => out.attributes.map(super::items::from_item).transpose(),
+            Err(e) => match StoreError::from(e) {
+                StoreError::Conflict => Ok(None),
+                other => Err(other),
+            },
+        }
+    }
+
+    /// Queued jobs of every tenant, oldest first (the local runner's view).
+    pub async fn queued_jobs(&self, limit: i32) -> Result<Vec<(Tenant, String)>, StoreError> {
+        let out = self
+            .client()
+            .query()
+            .table_name(self.table())
+            .index_name(keys::GSI1)
+            .key_condition_expression("#kp = :q")
+            .expression_attribute_names("#kp", keys::GSI1_PK)
+            .expression_attribute_values(":q", s(keys::QUEUE))
+            .limit(limit)
+            .send()
+            .await?;
+        let mut jobs = Vec::new();
+        for item in out.items.unwrap_or_default() {
+            let text = |n: &str| match item.get(n) {
+                Some(AttributeValue::S(v)) => Some(v.clone()),
+                _ => None,
+            };
+            let org = text("org_id").and_then(|o| crate::domain::OrgId::parse(&o));
+            let ws = text("workspace_id").and_then(|w| crate::domain::WorkspaceId::parse(&w));
+            if let (Some(org), Some(workspace), Some(id)) = (org, ws, text("id")) {
+                jobs.push((Tenant { org, workspace, role: crate::domain::Role::Viewer }, id));
+            }
+        }
+        Ok(jobs)
     }
 
     pub async fn get_job(&self, t: &Tenant, id: &str) -> Result<Option<Job>, StoreError> {

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Interop tests with the official MCP SDK clients (part of `make test`):
+#   - Python `mcp` (interop/requirements.txt), default `auto` mode → 2026-07-28;
+#   - TypeScript `@modelcontextprotocol/client` (interop/package-lock.json),
+#     once pinned to 2026-07-28 and once in legacy mode (initialize, 2025-06-18).
+# The server is started as `make run` starts it, on its own ports and its own
+# table, and stopped again at the end. Everything is bound to 127.0.0.1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export DYNAMODB_PORT="${DYNAMODB_PORT:-8000}"
+export DYNAMODB_ENDPOINT="${DYNAMODB_ENDPOINT:-http://127.0.0.1:$DYNAMODB_PORT}"
+export PORT="${INTEROP_PORT:-3310}"
+export DEV_ISSUER_PORT="${INTEROP_ISSUER_PORT:-3311}"
+export DEV_ISSUER_KEY=.local/interop-issuer.key
+export TABLE_NAME="interop-$$"
+export RUST_LOG="${RUST_LOG:-warn}"
+unset MCP_RESOURCE API_AUDIENCE OAUTH_ISSUER JWKS_URL
+BIN=./target/debug/kobana-inbox-mcp
+VENV=.local/interop/venv
+LOG=.local/interop/server.log
+start=$SECONDS
+
+answering() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# --- clients: install on first use (pinned versions) -------------------------
+mkdir -p .local/interop
+if ! "$VENV/bin/python" -c 'import mcp' 2>/dev/null \
+  || ! cmp -s interop/requirements.txt "$VENV/requirements.txt"; then
+  echo "installing the Python MCP client into $VENV ..." >&2
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check -r interop/requirements.txt
+  cp interop/requirements.txt "$VENV/requirements.txt"
+fi
+if ! cmp -s interop/package-lock.json interop/node_modules/.interop-lock.json; then
+  echo "installing the TypeScript MCP client (npm ci) ..." >&2
+  (cd interop && npm ci --silent --no-audit --no-fund)
+  cp interop/package-lock.json interop/node_modules/.interop-lock.json
+fi
+
+# --- database, binary, ports ---------------------------------------------------
+started_db=0
+server_pid=
+cleanup() {
+  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  if [ "$started_db" = 1 ]; then scripts/db.sh stop; fi
+}
+trap cleanup EXIT
+if ! answering "$DYNAMODB_PORT"; then
+  scripts/db.sh start
+  started_db=1
+fi
+for port in "$PORT" "$DEV_ISSUER_PORT"; do
+  if answering "$port"; then
+    echo "interop: port $port is taken (set INTEROP_PORT / INTEROP_ISSUER_PORT)" >&2
+    exit 1
+  fi
+done
+
+cargo build --quiet --bin kobana-inbox-mcp
+"$BIN" create-table
+"$BIN" seed
+
+# --- server, exactly as scripts/run.sh starts it --------------------------------
+"$BIN" serve >"$LOG" 2>&1 &
+server_pid=$!
+for _ in $(seq 1 100); do
+  if curl -sf "http://127.0.0.1:$PORT/health" >/dev/null; then break; fi
+  if ! kill -0 "$server_pid" 2>/dev/null; then
+    echo "interop: the server exited; see $LOG" >&2
+    cat "$LOG" >&2
+    exit 1
+  fi
+  sleep 0.1
+done
+curl -sf "http://127.0.0.1:$PORT/health" >/dev/null || { echo "interop: no /health; see $LOG" >&2; exit 1; }
+
+export MCP_URL="http://127.0.0.1:$PORT/mcp"
+MCP_TOKEN=$("$BIN" dev-token)
+export MCP_TOKEN
+
+# --- the clients ------------------------------------------------------------------
+OUT=.local/interop/clients.out
+: >"$OUT"
+failed=0
+"$VENV/bin/python" interop/python_client.py | tee -a "$OUT" || failed=1
+node interop/ts_client.mjs 2026-07-28 | tee -a "$OUT" || failed=1
+node interop/ts_client.mjs legacy | tee -a "$OUT" || failed=1
+
+echo "interop: took $((SECONDS - start)) s (server log: $LOG)" >&2
+# One closing line for the three runs (each printed its own `... N passed, N failed`).
+awk '/^interop .*: [0-9]+ passed, [0-9]+ failed$/ { p += $(NF-3); f += $(NF-1); n++ }
+     END { if (n != 3) f++; printf "interop: %d passed, %d failed\n", p, f }' "$OUT"
+exit "$failed"

@@ -1,0 +1,42 @@
+//! The worker Lambda: fed by the table's DynamoDB stream (filtered to new job
+//! items), it runs each job and reports the records it could not finish as
+//! batch item failures.
+
+use std::process::ExitCode;
+
+use inbox::config::{Config, Mode};
+use inbox::{App, jobs, telemetry};
+use lambda_runtime::{LambdaEvent, service_fn};
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let config = match Config::from_env() {
+        Ok(config) if config.mode == Mode::Lambda => config,
+        Ok(_) => {
+            eprintln!("the worker runs on Lambda; locally, `serve` runs jobs in-process");
+            return ExitCode::FAILURE;
+        }
+        Err(error) => {
+            eprintln!("configuration error: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    telemetry::init(config.log_format);
+    let app: &'static App = match App::build(config).await {
+        Ok(app) => Box::leak(Box::new(app)),
+        Err(error) => {
+            eprintln!("start-up failed: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let handler = service_fn(move |event: LambdaEvent<aws_lambda_events::event::dynamodb::Event>| async move {
+        Ok::<_, std::convert::Infallible>(jobs::stream::handle(app, event.payload).await)
+    });
+    match lambda_runtime::run(handler).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("lambda runtime stopped: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}

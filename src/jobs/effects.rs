@@ -1,0 +1,192 @@
+//! What each kind of job does.
+//!
+//! - `email.process` / `email.reprocess`: extract the boleto from the body
+//!   (`domain::boleto`), store the result (replacing any previous one), and
+//!   send `email.processed` or `email.failed`. A `rejected` e-mail being
+//!   processed for the first time only sends `email.rejected`.
+//! - `webhook.test`: send `webhook.test` to that webhook.
+//! - `delivery.resend`: send a delivery's event again, as a new attempt.
+//!
+//! Events go to every active webhook of the workspace subscribed to them
+//! (`webhook.test` only to the tested one), all at once, each attempt
+//! recorded as a delivery.
+
+use serde_json::{Value, json};
+use time::Date;
+
+use super::EffectError;
+use crate::app::App;
+use crate::domain::Tenant;
+use crate::domain::boleto;
+use crate::domain::clock::{now_string, parse_instant};
+use crate::domain::ids::{Kind, new_id};
+use crate::domain::records::{
+    Delivery, DeliveryStatus, Email, EmailStatus, EventType, Extracted, Job, JobKind, WebhookStatus,
+};
+use crate::store::records::StoredWebhook;
+
+pub async fn apply(app: &App, t: &Tenant, job: &Job) -> Result<Value, EffectError> {
+    match job.kind {
+        JobKind::EmailProcess | JobKind::EmailReprocess => process_email(app, t, job).await,
+        JobKind::WebhookTest => test_webhook(app, t, &job.subject_id).await,
+        JobKind::DeliveryResend => resend(app, t, &job.subject_id).await,
+    }
+}
+
+/// Applies the extraction outcome to the e-mail.
+pub fn apply_extraction(email: &mut Email, outcome: Result<boleto::Slip, boleto::BoletoError>) {
+    match outcome {
+        Ok(slip) => {
+            email.status = EmailStatus::Processed;
+            email.extracted = Some(Extracted {
+                digitable_line: slip.digitable_line,
+                barcode: slip.barcode,
+                amount_cents: slip.amount_cents,
+                due_date: slip.due_date.map(|d| d.to_string()),
+                bank_code: slip.bank_code,
+            });
+            email.error = None;
+        }
+        Err(error) => {
+            email.status = EmailStatus::Failed;
+            email.extracted = None;
+            email.error = Some(error.to_string());
+        }
+    }
+}
+
+fn received_date(email: &Email) -> Date {
+    parse_instant(&email.received_at).map_or_else(|| crate::domain::clock::now().date(), |t| t.date())
+}
+
+async fn process_email(app: &App, t: &Tenant, job: &Job) -> Result<Value, EffectError> {
+    let Some(mut email) = app.store.get_email(t, &job.subject_id).await? else {
+        return Err(EffectError::Permanent("the e-mail was deleted".into()));
+    };
+    let event = if email.status == EmailStatus::Rejected && job.kind == JobKind::EmailProcess {
+        EventType::EmailRejected
+    } else {
+        let outcome = boleto::extract(&email.text, received_date(&email));
+        apply_extraction(&mut email, outcome);
+        email.updated_at = now_string();
+        app.store.put_email(t, &email).await?;
+        if email.status == EmailStatus::Processed { EventType::EmailProcessed } else { EventType::EmailFailed }
+    };
+    let data = json!({
+        "email_id": email.id, "inbox_id": email.inbox_id, "status": email.status, "from": email.from,
+        "received_at": email.received_at, "extracted": email.extracted, "error": email.error,
+    });
+    let deliveries = notify(app, t, event, data, None).await?;
+    Ok(
+        json!({"email_id": email.id, "status": email.status, "extracted": email.extracted, "error": email.error, "deliveries": deliveries}),
+    )
+}
+
+async fn test_webhook(app: &App, t: &Tenant, webhook_id: &str) -> Result<Value, EffectError> {
+    let Some(webhook) = app.store.get_webhook(t, webhook_id).await? else {
+        return Err(EffectError::Permanent("the webhook was deleted".into()));
+    };
+    let data =
+        json!({"webhook_id": webhook.webhook.id, "message": "This is a test event from Kobana Autonomous Inbox."});
+    let deliveries = notify(app, t, EventType::WebhookTest, data, Some(webhook)).await?;
+    let delivery = deliveries.into_iter().next().unwrap_or(Value::Null);
+    Ok(json!({"delivery": delivery}))
+}
+
+async fn resend(app: &App, t: &Tenant, delivery_id: &str) -> Result<Value, EffectError> {
+    let (previous, payload) =
+        tokio::join!(app.store.get_delivery(t, delivery_id), app.store.delivery_payload(t, delivery_id));
+    let (Some(previous), Some(payload)) = (previous?, payload?) else {
+        return Err(EffectError::Permanent("the delivery no longer exists".into()));
+    };
+    let Some(webhook) = app.store.get_webhook(t, &previous.webhook_id).await? else {
+        return Err(EffectError::Permanent("the delivery's webhook was deleted".into()));
+    };
+    let delivery = deliver(
+        app,
+        t,
+        &webhook,
+        &previous.event_id,
+        previous.event_type,
+        &payload,
+        previous.attempt + 1,
+        Some(previous.id.clone()),
+    )
+    .await?;
+    Ok(json!({"delivery": delivery}))
+}
+
+/// Builds the event and delivers it to `only`, or to every subscribed webhook.
+async fn notify(
+    app: &App,
+    t: &Tenant,
+    event_type: EventType,
+    data: Value,
+    only: Option<StoredWebhook>,
+) -> Result<Vec<Value>, EffectError> {
+    let event_id = new_id(Kind::Event);
+    let payload = json!({"id": event_id, "type": event_type, "created_at": now_string(), "data": data}).to_string();
+    let targets = match only {
+        Some(w) => vec![w],
+        None => subscribed(app, t, event_type).await?,
+    };
+    let sends = targets.iter().map(|w| deliver(app, t, w, &event_id, event_type, &payload, 1, None));
+    let results = futures_util::future::join_all(sends).await;
+    results.into_iter().collect()
+}
+
+/// Active webhooks of the workspace subscribed to `event_type` (every page).
+async fn subscribed(app: &App, t: &Tenant, event_type: EventType) -> Result<Vec<StoredWebhook>, EffectError> {
+    let mut found = Vec::new();
+    let mut start = None;
+    loop {
+        let page = app.store.list_webhooks(t, 100, start).await?;
+        found.extend(
+            page.items
+                .into_iter()
+                .filter(|w| w.webhook.status == WebhookStatus::Active && w.webhook.events.contains(&event_type)),
+        );
+        match page.next {
+            Some(next) => start = Some(next),
+            None => return Ok(found),
+        }
+    }
+}
+
+/// One attempt: send, then record it as a delivery.
+#[expect(clippy::too_many_arguments, reason = "an attempt is fully described by these")]
+async fn deliver(
+    app: &App,
+    t: &Tenant,
+    webhook: &StoredWebhook,
+    event_id: &str,
+    event_type: EventType,
+    payload: &str,
+    attempt: u32,
+    resend_of: Option<String>,
+) -> Result<Value, EffectError> {
+    let id = new_id(Kind::Delivery);
+    let outcome = match app.secrets.unseal(&webhook.secret_sealed) {
+        Some(secret) => app.outbound.post(&webhook.webhook.url, &secret, event_type.as_str(), &id, payload).await,
+        None => crate::webhooks::Attempt {
+            status_code: None,
+            duration_ms: 0,
+            error: Some("the webhook's secret cannot be read; rotate it".into()),
+        },
+    };
+    let delivery = Delivery {
+        id,
+        webhook_id: webhook.webhook.id.clone(),
+        event_id: event_id.to_owned(),
+        event_type,
+        status: if outcome.error.is_none() { DeliveryStatus::Succeeded } else { DeliveryStatus::Failed },
+        status_code: outcome.status_code,
+        duration_ms: Some(outcome.duration_ms),
+        error: outcome.error,
+        attempt,
+        resend_of,
+        created_at: now_string(),
+    };
+    app.store.put_delivery(t, &delivery, payload).await?;
+    serde_json::to_value(&delivery).map_err(|e| EffectError::Permanent(e.to_string()))
+}

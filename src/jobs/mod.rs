@@ -1,0 +1,123 @@
+//! Long operations: the job runner and, for local runs, the poller that
+//! feeds it. On AWS the worker Lambda (`src/bin/worker.rs`) calls the same
+//! `run` for every new job item in the table's stream.
+//!
+//! Lifecycle: `queued → running → succeeded | failed`. A runner claims a job
+//! with a conditional write (`claim_job`), so a redelivered or duplicated
+//! stream record finds it taken or finished and does nothing: the effect runs
+//! once. A claim is a lease; a runner that died mid-job leaves a running job
+//! whose lease lapses, and the next delivery takes it over. Transient storage
+//! failures are retried in place with exponential backoff; after
+//! `MAX_ATTEMPTS` the job fails with a readable error.
+//!
+//! Webhook deliveries are at-least-once: a runner that dies after sending
+//! but before recording may send again; receivers deduplicate by event id.
+
+pub mod effects;
+pub mod stream;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::app::App;
+use crate::domain::Tenant;
+use crate::domain::clock::now_string;
+use crate::domain::records::{Job, JobStatus};
+use crate::store::StoreError;
+
+pub const MAX_ATTEMPTS: u32 = 4;
+/// How long a claim protects a running job.
+pub const LEASE_SECS: u64 = 120;
+
+/// What running a job came to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ran {
+    /// Finished (succeeded or failed) by this runner.
+    Finished(JobStatus),
+    /// Taken or finished by someone else; nothing was done.
+    Skipped,
+}
+
+/// A job's effect failed.
+#[derive(Debug, thiserror::Error)]
+pub enum EffectError {
+    /// Worth retrying (storage throttled or unavailable).
+    #[error(transparent)]
+    Transient(StoreError),
+    /// Will not get better (the subject is gone, the data is corrupt).
+    #[error("{0}")]
+    Permanent(String),
+}
+
+impl From<StoreError> for EffectError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Throttled | StoreError::Unavailable(_) => EffectError::Transient(e),
+            other => EffectError::Permanent(other.to_string()),
+        }
+    }
+}
+
+/// Runs job `id` of `tenant` once: claim, effect (retried on transient
+/// failures), record the outcome. An error means the outcome could not be
+/// recorded; the caller should let the job be delivered again.
+pub async fn run(app: &App, tenant: &Tenant, id: &str) -> Result<Ran, StoreError> {
+    let Some(mut job) = app.store.claim_job(tenant, id, LEASE_SECS).await? else {
+        return Ok(Ran::Skipped);
+    };
+    let mut backoff = Duration::from_millis(200);
+    let outcome = loop {
+        match effects::apply(app, tenant, &job).await {
+            Ok(result) => break Ok(result),
+            Err(EffectError::Permanent(why)) => break Err(why),
+            Err(EffectError::Transient(e)) if job.attempts >= MAX_ATTEMPTS => {
+                break Err(format!("gave up after {} attempts: {e}", job.attempts));
+            }
+            Err(EffectError::Transient(e)) => {
+                tracing::warn!(job = %job.id, attempt = job.attempts, error = %e, "transient failure; retrying");
+                tokio::time::sleep(backoff).await;
+                backoff *= 2;
+                job.attempts += 1;
+            }
+        }
+    };
+    finish(app, tenant, &mut job, outcome).await
+}
+
+async fn finish(app: &App, tenant: &Tenant, job: &mut Job, outcome: Result<Value, String>) -> Result<Ran, StoreError> {
+    match outcome {
+        Ok(result) => {
+            job.status = JobStatus::Succeeded;
+            job.result = Some(result);
+            job.error = None;
+        }
+        Err(error) => {
+            job.status = JobStatus::Failed;
+            job.error = Some(error);
+        }
+    }
+    job.lease_until = None;
+    job.updated_at = now_string();
+    app.store.put_job(tenant, job).await?;
+    tracing::info!(job = %job.id, kind = ?job.kind, status = ?job.status, "job finished");
+    Ok(Ran::Finished(job.status))
+}
+
+/// Local mode: runs queued jobs as they appear, until the process ends.
+pub async fn poll(app: Arc<App>, every: Duration) {
+    loop {
+        match app.store.queued_jobs(25).await {
+            Ok(jobs) => {
+                for (tenant, id) in jobs {
+                    if let Err(e) = run(&app, &tenant, &id).await {
+                        tracing::warn!(job = %id, error = %e, "job could not be recorded; it stays queued");
+                    }
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "cannot read the job queue"),
+        }
+        tokio::time::sleep(every).await;
+    }
+}

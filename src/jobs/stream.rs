@@ -1,0 +1,52 @@
+//! The worker Lambda's view of the table's stream: each new job item names
+//! its tenant and id; the runner does the rest. Records that cannot be
+//! recorded are reported as batch item failures, so Lambda delivers them
+//! again (and the job's claim makes that safe).
+
+use aws_lambda_events::event::dynamodb::Event;
+use aws_lambda_events::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse};
+use serde::Deserialize;
+
+use super::{Ran, run};
+use crate::app::App;
+use crate::domain::{OrgId, Role, Tenant, WorkspaceId};
+
+#[derive(Deserialize)]
+struct JobImage {
+    sk: String,
+    id: String,
+    org_id: String,
+    workspace_id: String,
+}
+
+/// Runs the jobs of a stream batch, one after the other (a batch comes from
+/// one shard, in order).
+pub async fn handle(app: &App, event: Event) -> DynamoDbEventResponse {
+    let mut response = DynamoDbEventResponse::default();
+    for record in event.records {
+        if record.event_name != "INSERT" {
+            continue;
+        }
+        let Ok(image) = serde_dynamo::from_item::<_, JobImage>(record.change.new_image) else { continue };
+        if !image.sk.starts_with("JOB#") {
+            continue;
+        }
+        let (Some(org), Some(workspace)) = (OrgId::parse(&image.org_id), WorkspaceId::parse(&image.workspace_id))
+        else {
+            tracing::error!(job = %image.id, "job item names no valid tenant; dropped");
+            continue;
+        };
+        let tenant = Tenant { org, workspace, role: Role::Viewer };
+        match run(app, &tenant, &image.id).await {
+            Ok(Ran::Finished(status)) => tracing::info!(job = %image.id, ?status, "stream job done"),
+            Ok(Ran::Skipped) => tracing::info!(job = %image.id, "stream job already taken or done"),
+            Err(error) => {
+                tracing::error!(job = %image.id, %error, "stream job not recorded; asking for redelivery");
+                let mut failure = DynamoDbBatchItemFailure::default();
+                failure.item_identifier = record.change.sequence_number.clone();
+                response.batch_item_failures.push(failure);
+            }
+        }
+    }
+    response
+}

@@ -1,0 +1,214 @@
+//! Outbound webhook deliveries: signing, and calls to customer URLs that
+//! cannot be turned against this network.
+//!
+//! - The host is resolved here (`Guard`, plugged into the HTTP client as its
+//!   resolver); every address it returns is checked, and the client connects
+//!   only to the checked addresses: there is no second resolution. A name
+//!   that resolves to any refused address is refused whole.
+//! - A literal IP in the URL is checked the same way before the call.
+//! - `https` only, except loopback over plain HTTP under the development flag
+//!   (`WEBHOOK_ALLOW_LOOPBACK`, refused on Lambda).
+//! - No redirects, no proxies, short connect and total timeouts, and at most
+//!   `MAX_RESPONSE_BYTES` of the answer are read.
+//!
+//! Signature: `X-Kobana-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`.
+
+use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use aws_lc_rs::hmac;
+
+use crate::net::is_public;
+
+pub const MAX_RESPONSE_BYTES: usize = 64 * 1024;
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+const TOTAL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Name resolution, replaceable in tests.
+pub trait Lookup: Send + Sync {
+    fn lookup(&self, host: &str) -> Pin<Box<dyn Future<Output = std::io::Result<Vec<IpAddr>>> + Send + '_>>;
+}
+
+/// The system resolver.
+pub struct SystemLookup;
+
+impl Lookup for SystemLookup {
+    fn lookup(&self, host: &str) -> Pin<Box<dyn Future<Output = std::io::Result<Vec<IpAddr>>> + Send + '_>> {
+        let host = host.to_owned();
+        Box::pin(async move { Ok(tokio::net::lookup_host((host.as_str(), 0)).await?.map(|a| a.ip()).collect()) })
+    }
+}
+
+fn allowed(ip: IpAddr, allow_loopback: bool) -> bool {
+    is_public(ip) || (allow_loopback && ip.is_loopback())
+}
+
+/// The resolver the HTTP client uses: resolves, checks, and hands over only
+/// checked addresses.
+struct Guard {
+    lookup: Arc<dyn Lookup>,
+    allow_loopback: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Refused(String);
+
+impl reqwest::dns::Resolve for Guard {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let lookup = Arc::clone(&self.lookup);
+        let allow_loopback = self.allow_loopback;
+        let host = name.as_str().to_owned();
+        Box::pin(async move {
+            let addrs = lookup.lookup(&host).await?;
+            if addrs.is_empty() {
+                return Err(
+                    Box::new(Refused(format!("{host} does not resolve"))) as Box<dyn std::error::Error + Send + Sync>
+                );
+            }
+            if let Some(bad) = addrs.iter().find(|ip| !allowed(**ip, allow_loopback)) {
+                return Err(Box::new(Refused(format!("{host} resolves to a refused address ({bad})"))) as _);
+            }
+            let checked: reqwest::dns::Addrs = Box::new(addrs.into_iter().map(|ip| SocketAddr::new(ip, 0)));
+            Ok(checked)
+        })
+    }
+}
+
+/// The outcome of one delivery attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attempt {
+    pub status_code: Option<u16>,
+    pub duration_ms: u64,
+    /// Why it failed; `None` on a 2xx answer.
+    pub error: Option<String>,
+}
+
+/// The HTTP client for customer URLs, built once per container.
+pub struct Outbound {
+    client: reqwest::Client,
+    allow_loopback: bool,
+}
+
+impl Outbound {
+    pub fn new(allow_loopback: bool) -> Result<Outbound, String> {
+        Self::with_lookup(Arc::new(SystemLookup), allow_loopback)
+    }
+
+    pub fn with_lookup(lookup: Arc<dyn Lookup>, allow_loopback: bool) -> Result<Outbound, String> {
+        let client = reqwest::Client::builder()
+            .dns_resolver(Arc::new(Guard { lookup, allow_loopback }))
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .timeout(TOTAL_TIMEOUT)
+            .user_agent(concat!("kobana-inbox-webhooks/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| e.to_string())?;
+        Ok(Outbound { client, allow_loopback })
+    }
+
+    /// Checks a URL against the scheme and literal-address rules.
+    pub fn check_url(&self, url: &url::Url) -> Result<(), String> {
+        let loopback_host = match url.host() {
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+            None => return Err("the URL has no host".into()),
+        };
+        match url.scheme() {
+            "https" => {}
+            "http" if self.allow_loopback && loopback_host => {}
+            other => return Err(format!("scheme {other} is refused: https is required")),
+        }
+        let literal = match url.host() {
+            Some(url::Host::Ipv4(ip)) => Some(IpAddr::V4(ip)),
+            Some(url::Host::Ipv6(ip)) => Some(IpAddr::V6(ip)),
+            _ => None,
+        };
+        if let Some(ip) = literal
+            && !allowed(ip, self.allow_loopback)
+        {
+            return Err(format!("address {ip} is refused"));
+        }
+        Ok(())
+    }
+
+    /// POSTs `body` to `url` with the signature headers. Never fails: the
+    /// outcome, good or bad, is the returned attempt.
+    pub async fn post(&self, url: &str, secret: &str, event_type: &str, delivery_id: &str, body: &str) -> Attempt {
+        let started = Instant::now();
+        let elapsed = |started: Instant| u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let parsed = match url::Url::parse(url) {
+            Ok(u) => u,
+            Err(_) => return Attempt { status_code: None, duration_ms: 0, error: Some("the URL is not valid".into()) },
+        };
+        if let Err(why) = self.check_url(&parsed) {
+            return Attempt { status_code: None, duration_ms: 0, error: Some(why) };
+        }
+        let timestamp = crate::domain::clock::unix_now();
+        let request = self
+            .client
+            .post(parsed)
+            .header("content-type", "application/json")
+            .header("x-kobana-signature", signature(secret, timestamp, body))
+            .header("x-kobana-event", event_type)
+            .header("x-kobana-delivery", delivery_id)
+            .body(body.to_owned());
+        let mut response = match request.send().await {
+            Ok(r) => r,
+            Err(e) => {
+                return Attempt { status_code: None, duration_ms: elapsed(started), error: Some(describe(&e)) };
+            }
+        };
+        let status = response.status();
+        // Read a bounded amount so the connection can be reused, then stop.
+        let mut read = 0usize;
+        while read < MAX_RESPONSE_BYTES {
+            match response.chunk().await {
+                Ok(Some(chunk)) => read += chunk.len(),
+                _ => break,
+            }
+        }
+        let error = if status.is_success() {
+            None
+        } else if status.is_redirection() {
+            Some(format!("receiver answered {} (redirects are not followed)", status.as_u16()))
+        } else {
+            Some(format!("receiver answered {}", status.as_u16()))
+        };
+        Attempt { status_code: Some(status.as_u16()), duration_ms: elapsed(started), error }
+    }
+}
+
+/// A readable cause, without the URL's query (it may carry a customer token).
+fn describe(error: &reqwest::Error) -> String {
+    use std::error::Error as _;
+    let mut cause = if error.is_timeout() {
+        "the receiver did not answer in time".to_owned()
+    } else if error.is_connect() {
+        "could not connect to the receiver".to_owned()
+    } else {
+        "the request failed".to_owned()
+    };
+    let mut source = error.source();
+    while let Some(inner) = source {
+        if let Some(refused) = inner.downcast_ref::<Refused>() {
+            cause = format!("refused: {refused}");
+            break;
+        }
+        source = inner.source();
+    }
+    cause
+}
+
+/// `t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`.
+pub fn signature(secret: &str, timestamp: u64, body: &str) -> String {
+    let key = hmac::Key::new(hmac::HMAC_SHA256, secret.as_bytes());
+    let tag = hmac::sign(&key, format!("{timestamp}.{body}").as_bytes());
+    let hex: String = tag.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    format!("t={timestamp},v1={hex}")
+}
