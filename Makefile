@@ -5,7 +5,7 @@ SHELL := /bin/bash
 PORT ?= 3000
 CARGO ?= cargo
 
-.PHONY: run test lint build fmt clean db db-stop token
+.PHONY: run test lint build deploy invoke bench fmt clean db db-stop token
 
 ## Local database, demo data, development issuer, then the server on 127.0.0.1:$(PORT).
 run:
@@ -15,14 +15,28 @@ run:
 test: lint
 	scripts/test.sh
 
-## Formatting and clippy exactly as CI runs them.
+## Formatting, clippy, and the SAM template (cfn-lint, sam validate --lint), as CI runs them.
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets -- -D warnings
+	scripts/lint-template.sh
 
-## Release build of the server.
+## Lambda artefacts for arm64 (x86_64 when the target cannot be added), with cargo-lambda.
 build:
-	$(CARGO) build --release
+	scripts/build.sh
+
+## Build with SAM and deploy, asking for the parameters (needs AWS credentials).
+deploy:
+	PATH="$$(scripts/tools.sh):$$PATH" sam build && PATH="$$(scripts/tools.sh):$$PATH" sam deploy --guided
+
+## Run one recorded API Gateway event through the Lambda conversion path: make invoke EVENT=events/….json
+invoke:
+	@test -n "$(EVENT)" || (echo "usage: make invoke EVENT=events/<name>.json" >&2; exit 2)
+	scripts/invoke.sh "$(EVENT)"
+
+## Side-by-side performance measurements; writes bench/results.md.
+bench:
+	scripts/bench.sh
 
 ## Start / stop the local DynamoDB-compatible server (moto) on 127.0.0.1:8000.
 db:

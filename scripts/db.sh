@@ -8,8 +8,8 @@ cd "$(dirname "$0")/.."
 
 PORT="${DYNAMODB_PORT:-8000}"
 VENV=.local/venv
-PIDFILE=.local/moto.pid
-LOG=.local/moto.log
+PIDFILE=".local/moto-$PORT.pid"
+LOG=".local/moto-$PORT.log"
 
 answering() { (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; }
 

@@ -15,6 +15,7 @@ export DEV_ISSUER_PORT="${INTEROP_ISSUER_PORT:-3311}"
 export DEV_ISSUER_KEY=.local/interop-issuer.key
 export TABLE_NAME="interop-$$"
 export RUST_LOG="${RUST_LOG:-warn}"
+export WEBHOOK_ALLOW_LOOPBACK="${WEBHOOK_ALLOW_LOOPBACK:-1}"  # as scripts/run.sh
 unset MCP_RESOURCE API_AUDIENCE OAUTH_ISSUER JWKS_URL
 BIN=./target/debug/kobana-inbox-mcp
 VENV=.local/interop/venv

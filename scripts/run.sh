@@ -17,7 +17,7 @@ if ! (exec 3<>"/dev/tcp/127.0.0.1/$DYNAMODB_PORT") 2>/dev/null; then
   scripts/db.sh start
   started_db=1
 fi
-cleanup() { [ "$started_db" = 1 ] && scripts/db.sh stop; }
+cleanup() { if [ "$started_db" = 1 ]; then scripts/db.sh stop; fi; }
 trap cleanup EXIT
 
 cargo build --quiet --bin kobana-inbox-mcp

@@ -13,7 +13,9 @@ if ! (exec 3<>"/dev/tcp/127.0.0.1/$DYNAMODB_PORT") 2>/dev/null; then
   scripts/db.sh start
   started_db=1
 fi
-cleanup() { [ "$started_db" = 1 ] && scripts/db.sh stop; }
+# `if`, not `[ ] &&`: the trap's last status would otherwise become the exit
+# status of the script (1 whenever the database was already running).
+cleanup() { if [ "$started_db" = 1 ]; then scripts/db.sh stop; fi; }
 trap cleanup EXIT
 
 cargo test --all-targets "$@"

@@ -38,7 +38,11 @@ async fn main() -> ExitCode {
                 .map_err(|e| format!("seed: {e}"))
         }
         ("dev-token", Mode::Local) => dev_token(&config),
-        (other, _) => Err(format!("unknown command {other:?}; use serve, create-table, seed or dev-token")),
+        ("invoke", Mode::Local) => match std::env::args().nth(2) {
+            Some(path) => invoke(config, &path).await,
+            None => Err("usage: invoke <event.json>".into()),
+        },
+        (other, _) => Err(format!("unknown command {other:?}; use serve, create-table, seed, dev-token or invoke")),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -60,20 +64,54 @@ async fn run_lambda(config: Config) -> Result<(), String> {
     lambda_http::run(service).await.map_err(|e| format!("lambda runtime stopped: {e}"))
 }
 
-async fn serve_local(config: Config) -> Result<(), String> {
+/// Serves the development issuer's JWKS on loopback, when configured.
+async fn start_dev_issuer(config: &Config) -> Result<(), String> {
     if let Some(dev) = &config.dev_issuer {
         let issuer = DevIssuer::load_or_create(&dev.key_path).map_err(|e| e.to_string())?;
         let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, dev.port));
         let listener =
             tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
         tracing::info!(jwks = %dev.jwks_url(), "development issuer serving its JWKS");
-        tokio::spawn(http::local::serve_document(
-            listener,
-            "/jwks.json",
-            issuer.jwks().to_string(),
-            std::future::pending(),
-        ));
+        let jwks = issuer.jwks().to_string();
+        tokio::spawn(http::local::serve_document(listener, "/jwks.json", jwks, std::future::pending()));
     }
+    Ok(())
+}
+
+/// Runs one recorded API Gateway event through the exact Lambda conversion
+/// (`lambda_http`'s adapter around `http::handle`) and prints the response
+/// API Gateway would receive. `{{TOKEN}}` in the event becomes a development
+/// token for the host the event names.
+async fn invoke(mut config: Config, path: &str) -> Result<(), String> {
+    use lambda_http::{Adapter, Service};
+    let dev = config.dev_issuer.clone().ok_or("invoke needs DEV_ISSUER_KEY (make invoke sets it)")?;
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    let event: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?;
+    let host = event["headers"]["host"].as_str().unwrap_or("127.0.0.1:3000").to_owned();
+    let scheme = if host.starts_with("127.0.0.1") || host.starts_with("localhost") { "http" } else { "https" };
+    config.mcp_resource = format!("{scheme}://{host}/mcp");
+    config.auth.api_audience = format!("{scheme}://{host}/api/v1");
+    let audiences = [config.mcp_resource.clone(), config.auth.api_audience.clone()];
+    let issuer = DevIssuer::load_or_create(&dev.key_path).map_err(|e| e.to_string())?;
+    let all: Vec<&str> = inbox::domain::Scope::ALL.iter().map(|s| s.as_str()).collect();
+    let token = issuer
+        .mint(&dev.issuer(), &audiences, "usr_admin", "org_demo", &all.join(" "), 600)
+        .map_err(|e| e.to_string())?;
+    start_dev_issuer(&config).await?;
+    let app: &'static App = Box::leak(Box::new(build(config).await?));
+    let payload: lambda_http::request::LambdaRequest = serde_json::from_str(&text.replace("{{TOKEN}}", &token))
+        .map_err(|e| format!("{path}: not an API Gateway event: {e}"))?;
+    let service = lambda_http::service_fn(move |req| async move { Ok::<_, Infallible>(http::handle(app, req).await) });
+    let response = Adapter::from(service)
+        .call(lambda_http::LambdaEvent::new(payload, lambda_http::Context::default()))
+        .await
+        .map_err(|e: Infallible| e.to_string())?;
+    println!("{}", serde_json::to_string_pretty(&response).map_err(|e| e.to_string())?);
+    Ok(())
+}
+
+async fn serve_local(config: Config) -> Result<(), String> {
+    start_dev_issuer(&config).await?;
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, config.port));
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let app = Arc::new(build(config).await?);

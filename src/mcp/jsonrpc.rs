@@ -96,16 +96,16 @@ pub struct Message {
 #[derive(Debug, Clone)]
 pub struct ParseFailure {
     pub id: Option<Value>,
-    pub error: RpcError,
+    pub error: Box<RpcError>,
 }
 
 impl ParseFailure {
     fn parse(message: &str) -> Self {
-        Self { id: None, error: RpcError::new(400, ErrorCode::PARSE_ERROR, message) }
+        Self { id: None, error: Box::new(RpcError::new(400, ErrorCode::PARSE_ERROR, message)) }
     }
 
     fn invalid(id: Option<Value>, message: &str) -> Self {
-        Self { id, error: RpcError::new(400, ErrorCode::INVALID_REQUEST, message) }
+        Self { id, error: Box::new(RpcError::new(400, ErrorCode::INVALID_REQUEST, message)) }
     }
 }
 

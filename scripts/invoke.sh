@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# `make invoke EVENT=…`: local database and demo data, then one recorded event
+# through lambda_http's conversion and the handler; prints the API Gateway
+# response. (With `cargo lambda watch` running, `cargo lambda invoke
+# --data-file EVENT` does the same through the emulated runtime.)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+EVENT=$1
+export DYNAMODB_PORT="${DYNAMODB_PORT:-8000}"
+export DYNAMODB_ENDPOINT="${DYNAMODB_ENDPOINT:-http://127.0.0.1:$DYNAMODB_PORT}"
+export DEV_ISSUER_KEY="${DEV_ISSUER_KEY:-.local/dev-issuer.key}"
+export DEV_ISSUER_PORT="${DEV_ISSUER_PORT:-3002}"
+export TABLE_NAME="${TABLE_NAME:-kobana-inbox}"
+export RUST_LOG="${RUST_LOG:-warn}"
+started_db=0
+if ! (exec 3<>"/dev/tcp/127.0.0.1/$DYNAMODB_PORT") 2>/dev/null; then
+  scripts/db.sh start
+  started_db=1
+fi
+cleanup() { if [ "$started_db" = 1 ]; then scripts/db.sh stop; fi; }
+trap cleanup EXIT
+cargo build --quiet --bin kobana-inbox-mcp
+BIN=./target/debug/kobana-inbox-mcp
+"$BIN" create-table
+"$BIN" seed
+"$BIN" invoke "$EVENT"
