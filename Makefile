@@ -27,7 +27,7 @@ build:
 
 ## Build with SAM and deploy, asking for the parameters (needs AWS credentials).
 deploy:
-	PATH="$$(scripts/tools.sh):$$PATH" sam build && PATH="$$(scripts/tools.sh):$$PATH" sam deploy --guided
+	PATH="$$(scripts/tools.sh lint):$$(scripts/tools.sh build):$$PATH" sam build && PATH="$$(scripts/tools.sh lint):$$PATH" sam deploy --guided
 
 ## Run one recorded API Gateway event through the Lambda conversion path: make invoke EVENT=events/….json
 invoke:

@@ -4,7 +4,7 @@
 # added. Output: target/lambda/{kobana-inbox-mcp,worker}/bootstrap(.zip).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN=$(scripts/tools.sh)
+BIN=$(scripts/tools.sh build)
 export PATH="$BIN:$PATH"
 ARCH=--arm64
 if ! rustup target list --installed | grep -q '^aarch64-unknown-linux-gnu$'; then

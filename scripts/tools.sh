@@ -1,12 +1,23 @@
 #!/usr/bin/env bash
-# Installs the deployment tools (cfn-lint, the SAM CLI, cargo-lambda with zig)
-# into .local/tools on first use and prints the directory to put on PATH.
+# Installs deployment tools into .local/tools on first use and prints the
+# directory to put on PATH.
+#   scripts/tools.sh lint    cfn-lint and the SAM CLI
+#   scripts/tools.sh build   cargo-lambda (with zig, for arm64 cross-builds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOOLS=.local/tools
-if [ ! -x "$TOOLS/bin/cfn-lint" ] || [ ! -x "$TOOLS/bin/sam" ] || [ ! -x "$TOOLS/bin/cargo-lambda" ]; then
-  echo "installing cfn-lint, aws-sam-cli and cargo-lambda into $TOOLS ..." >&2
-  python3 -m venv "$TOOLS"
-  "$TOOLS/bin/pip" install --quiet --disable-pip-version-check -r scripts/tools-requirements.txt
+case "${1:-lint}" in
+  lint) wanted=(cfn-lint aws-sam-cli); check=(cfn-lint sam) ;;
+  build) wanted=(cargo-lambda ziglang); check=(cargo-lambda) ;;
+  *) echo "usage: $0 lint|build" >&2; exit 2 ;;
+esac
+missing=0
+for b in "${check[@]}"; do [ -x "$TOOLS/bin/$b" ] || missing=1; done
+if [ "$missing" = 1 ]; then
+  echo "installing ${wanted[*]} into $TOOLS ..." >&2
+  [ -x "$TOOLS/bin/pip" ] || python3 -m venv "$TOOLS"
+  pins=()
+  for w in "${wanted[@]}"; do pins+=("$(grep -i "^$w==" scripts/tools-requirements.txt)"); done
+  "$TOOLS/bin/pip" install --quiet --disable-pip-version-check "${pins[@]}" >&2
 fi
 echo "$PWD/$TOOLS/bin"

@@ -113,11 +113,11 @@ fn form() -> Value {
     envelope_with(json!({"elicitation": {"form": {}}}))
 }
 
-fn call(h: &Harness, id: i64, name: &str, args: &Value) -> Req<'_> {
+fn call<'a>(h: &'a Harness, id: i64, name: &str, args: &Value) -> Req<'a> {
     h.stateless(json!(id), "tools/call", json!({"name": name, "arguments": args}))
 }
 
-fn call_form(h: &Harness, id: i64, name: &str, args: &Value) -> Req<'_> {
+fn call_form<'a>(h: &'a Harness, id: i64, name: &str, args: &Value) -> Req<'a> {
     h.stateless_with(json!(id), "tools/call", json!({"name": name, "arguments": args}), form())
 }
 
@@ -277,6 +277,12 @@ fn ids(list: &Value) -> Vec<String> {
     list["data"].as_array().into_iter().flatten().filter_map(|r| r["id"].as_str().map(str::to_owned)).collect()
 }
 
+/// The slugs of the live inboxes of `ws_main`.
+async fn slugs(h: &Harness) -> Vec<String> {
+    let list = get(h, "/inboxes?limit=100").await;
+    list["data"].as_array().into_iter().flatten().filter_map(|i| i["slug"].as_str().map(str::to_owned)).collect()
+}
+
 fn scopes_without(scope: &str) -> String {
     ALL_SCOPES.split(' ').filter(|s| *s != scope).collect::<Vec<_>>().join(" ")
 }
@@ -350,19 +356,22 @@ fn read_tools() -> Vec<&'static str> {
 // ---------------------------------------------------------------------------
 
 #[tokio::test]
-async fn inboxes_list_returns_what_get_inboxes_returns_with_and_without_filters() {
+async fn inboxes_list_returns_what_get_inboxes_returns_with_and_without_a_status_filter() {
     let h = Harness::new();
     assert_read_mirrors_rest(&h, 1, "inboxes_list", json!({}), "/inboxes").await;
-    assert_read_mirrors_rest(
-        &h,
-        2,
-        "inboxes_list",
-        json!({"status": "active", "q": "Rec"}),
-        "/inboxes?status=active&q=Rec",
-    )
-    .await;
-    let filtered = get(&h, "/inboxes?status=active&q=Rec").await;
-    assert_eq!(ids(&filtered), ["inb_receipts"], "the filter must reach the route: {filtered}");
+    assert_read_mirrors_rest(&h, 2, "inboxes_list", json!({"status": "active"}), "/inboxes?status=active").await;
+    assert_read_mirrors_rest(&h, 3, "inboxes_list", json!({"status": "paused"}), "/inboxes?status=paused").await;
+    assert_eq!(ids(&get(&h, "/inboxes").await), ["inb_bills", "inb_receipts"]);
+}
+
+#[tokio::test]
+async fn inboxes_list_with_a_text_filter_finds_by_name_or_slug_like_get_inboxes_with_q() {
+    let h = Harness::new();
+    let payload =
+        tool_result(&mcp(call(&h, 1, "inboxes_list", &json!({"status": "active", "q": "Rec"}))).await, 1, false);
+    assert_eq!(ids(&payload), ["inb_receipts"], "by name or slug: {payload}");
+    assert_eq!(payload, get(&h, "/inboxes?status=active&q=Rec").await);
+    assert_read_mirrors_rest(&h, 2, "inboxes_list", json!({"q": "bills"}), "/inboxes?q=bills").await;
 }
 
 #[tokio::test]
@@ -496,8 +505,10 @@ async fn inboxes_upsert_creates_then_updates_by_slug_like_put_inboxes() {
     assert_eq!(updated["data"]["name"], "Renomeada");
     assert_eq!(updated["data"]["sender_policy"], "allowed_only", "omitted fields keep their value");
     assert_eq!(get(&h, &format!("/inboxes/{id}")).await, updated);
-    let list = get(&h, "/inboxes?q=mcp-created").await;
-    assert_eq!(ids(&list), [id.as_str()], "one inbox per slug");
+    let all = get(&h, "/inboxes?limit=100").await;
+    let same_slug: Vec<&Value> =
+        all["data"].as_array().into_iter().flatten().filter(|i| i["slug"] == "mcp-created").collect();
+    assert_eq!(same_slug.len(), 1, "one inbox per slug: {all}");
 }
 
 #[tokio::test]
@@ -533,8 +544,13 @@ async fn webhooks_upsert_creates_with_its_secret_once_then_updates_by_url_like_p
     stored.as_object_mut().map(|m| m.remove("secret"));
     assert_eq!(get(&h, &format!("/webhooks/{id}")).await, json!({"data": stored}), "stored as returned, no secret");
 
-    let (status, by_rest) =
-        rest_with(&h, "PUT", "/webhooks", &json!({"url": "https://hooks.example.com/from-rest"})).await;
+    let (status, by_rest) = rest_with(
+        &h,
+        "PUT",
+        "/webhooks",
+        &json!({"url": "https://hooks.example.com/from-rest", "description": "Via REST"}),
+    )
+    .await;
     assert_eq!(status, 201, "{by_rest}");
     assert_eq!(keys(&data), keys(&by_rest["data"]), "same shape as PUT /webhooks");
 
@@ -677,6 +693,26 @@ async fn a_job_started_through_a_tool_can_be_followed_with_jobs_get() {
     assert_read_mirrors_rest(&h, 3, "jobs_get", json!({"id": job_id}), &format!("/jobs/{job_id}")).await;
 }
 
+#[tokio::test]
+async fn handshake_era_clients_get_the_same_payloads_from_read_tools() {
+    let h = Harness::new();
+    let expected = get(&h, "/emails/eml_telecom_nov").await;
+    let args = json!({"id": "eml_telecom_nov"});
+    let resp = mcp(handshake_call(&h, 1, "emails_get", &args, Some("2025-06-18"))).await;
+    let result = resp.result();
+    assert_eq!(resp.status, 200);
+    assert!(result.get("resultType").is_none(), "{result}");
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(result["structuredContent"], expected);
+    let text = result["content"][0]["text"].as_str().unwrap_or_default();
+    assert_eq!(serde_json::from_str::<Value>(text).ok(), Some(expected.clone()));
+    let resp = mcp(handshake_call(&h, 2, "emails_get", &args, None)).await;
+    let result = resp.result();
+    assert!(result.get("structuredContent").is_none(), "2025-03-26 has no structuredContent: {result}");
+    let text = result["content"][0]["text"].as_str().unwrap_or_default();
+    assert_eq!(serde_json::from_str::<Value>(text).ok(), Some(expected));
+}
+
 // ---------------------------------------------------------------------------
 // 2. Error classes
 // ---------------------------------------------------------------------------
@@ -716,7 +752,7 @@ async fn arguments_that_violate_the_schema_are_tool_errors_naming_the_argument()
         assert_eq!(payload["error"]["details"]["field"], *field, "{tool} {args}: {payload}");
     }
     // Nothing was written by the refused upserts.
-    assert!(ids(&get(&h, "/inboxes?q=ok-slug").await).is_empty());
+    assert!(!slugs(&h).await.contains(&"ok-slug".to_owned()));
     assert_eq!(ids(&get(&h, "/webhooks").await), ["whk_demo"]);
 }
 
@@ -806,12 +842,24 @@ async fn a_token_without_the_tools_scope_gets_403_with_a_step_up_challenge() {
     let token = h.token_for("usr_admin", "org_demo", &scopes_without("inboxes:write"));
     let resp = mcp(call(&h, 13, "inboxes_upsert", &json!({"slug": "scoped", "name": "x"})).token(&token)).await;
     assert_scope_challenge(&resp, 13, "inboxes:write");
-    assert!(ids(&get(&h, "/inboxes?q=scoped").await).is_empty(), "nothing was created");
+    assert!(!slugs(&h).await.contains(&"scoped".to_owned()), "nothing was created");
     assert_eq!(get(&h, "/emails/eml_energy_nov").await["data"]["id"], "eml_energy_nov", "nothing was deleted");
 
     let token = h.token_for("usr_admin", "org_demo", &scopes_without("webhooks:read"));
     let resp = mcp(call(&h, 14, "webhooks_get", &json!({"id": "whk_demo"})).token(&token)).await;
     assert_scope_challenge(&resp, 14, "webhooks:read");
+}
+
+#[tokio::test]
+async fn jobs_get_of_a_webhook_job_without_webhooks_read_gets_the_403_challenge() {
+    let h = Harness::new();
+    let payload = tool_result(&confirmed(&h, 1, "webhooks_test", &json!({"id": "whk_demo"})).await, 2, false);
+    let job_id = payload["data"]["job"]["id"].as_str().unwrap_or("").to_owned();
+    let token = h.token_for("usr_admin", "org_demo", "emails:read");
+    let resp = mcp(call(&h, 3, "jobs_get", &json!({"id": job_id})).token(&token)).await;
+    assert_scope_challenge(&resp, 3, "webhooks:read");
+    let resp = mcp(call(&h, 4, "jobs_get", &json!({"id": "job_demo"})).token(&token)).await;
+    assert_eq!(tool_result(&resp, 4, false)["data"]["id"], "job_demo", "an e-mail job needs emails:read only");
 }
 
 #[tokio::test]
@@ -830,7 +878,7 @@ async fn a_viewer_calling_inboxes_upsert_gets_a_forbidden_tool_error_and_nothing
     let token = h.token_for("usr_viewer", "org_demo", ALL_SCOPES);
     let resp = mcp(call(&h, 1, "inboxes_upsert", &json!({"slug": "viewer-made", "name": "x"})).token(&token)).await;
     tool_error(&resp, 1, "forbidden");
-    assert!(ids(&get(&h, "/inboxes?q=viewer-made").await).is_empty());
+    assert!(!slugs(&h).await.contains(&"viewer-made".to_owned()));
     let resp = mcp(call_form(&h, 2, "emails_reprocess", &json!({"id": "eml_energy_nov"})).token(&token)).await;
     tool_error(&resp, 2, "forbidden");
     let resp = mcp(call_form(&h, 3, "webhooks_test", &json!({"id": "whk_demo"})).token(&token)).await;
@@ -866,11 +914,6 @@ async fn reprocessing_an_email_that_is_processing_is_a_tool_error_with_the_rest_
 #[tokio::test]
 async fn rest_validation_and_not_found_failures_are_tool_errors_with_the_rest_body() {
     let h = Harness::new();
-    let payload = tool_result(&mcp(call(&h, 1, "inboxes_update", &json!({"id": "inb_bills"}))).await, 1, true);
-    let (status, by_rest) = rest_with(&h, "PATCH", "/inboxes/inb_bills", &json!({})).await;
-    assert_eq!(status, 422, "{by_rest}");
-    assert_eq!(payload, by_rest);
-
     let payload = tool_result(&mcp(call(&h, 2, "emails_get", &json!({"id": "eml_nope"}))).await, 2, true);
     let (status, by_rest) = rest(&h, "GET", "/emails/eml_nope").await;
     assert_eq!(status, 404);
@@ -887,6 +930,16 @@ async fn rest_validation_and_not_found_failures_are_tool_errors_with_the_rest_bo
     let (status, by_rest) = rest_with(&h, "PUT", "/webhooks", &json!({"url": url})).await;
     assert_eq!(status, 422);
     assert_eq!(payload, by_rest);
+}
+
+#[tokio::test]
+async fn inboxes_update_with_only_an_id_is_the_error_patch_with_no_fields_gives() {
+    let h = Harness::new();
+    let payload = tool_result(&mcp(call(&h, 1, "inboxes_update", &json!({"id": "inb_bills"}))).await, 1, true);
+    let (status, by_rest) = rest_with(&h, "PATCH", "/inboxes/inb_bills", &json!({})).await;
+    assert_eq!(status, 422, "{by_rest}");
+    assert_eq!(payload, by_rest, "the arguments besides id are the body: {{}}");
+    assert_eq!(get(&h, "/inboxes/inb_bills").await["data"]["name"], "Contas a pagar");
 }
 
 // ---------------------------------------------------------------------------
@@ -1239,6 +1292,7 @@ async fn declining_or_cancelling_is_a_normal_result_saying_nothing_was_done() {
         json!({"confirm": {"action": "accept", "content": {"confirm": false}}}),
         json!({"confirm": {"action": "accept", "content": {}}}),
         json!({"confirm": {"action": "accept"}}),
+        json!({"confirm": {"action": "accept", "content": {"confirm": "true"}}}),
     ];
     for (i, answer) in answers.into_iter().enumerate() {
         let id = 10 * (i64::try_from(i).unwrap_or(0) + 1);

@@ -216,7 +216,8 @@ fn request_parts(row: &ToolRow, args: &Map<String, Value>) -> (String, Option<St
         }
         (path, Some(query.finish()), Vec::new())
     } else if rest.is_empty() {
-        (path, None, Vec::new())
+        // The route's own validation decides whether an empty object is enough.
+        (path, None, b"{}".to_vec())
     } else {
         (path, None, Value::Object(rest).to_string().into_bytes())
     }
@@ -285,6 +286,9 @@ mod tests {
         let (path, query, body) = request_parts(row, &args);
         assert_eq!(path, "/inboxes/%2E%2E%2Fx/senders/%40acme%2Ecom%2Fa");
         assert_eq!((query, body), (None, Vec::new()));
+        let row = &catalogue.find("inboxes_update").unwrap().row;
+        let args = json!({"id": "inb_bills"}).as_object().cloned().unwrap();
+        assert_eq!(request_parts(row, &args).2, b"{}".to_vec());
         let row = &catalogue.find("emails_list").unwrap().row;
         let args = json!({"status": "failed", "limit": 5}).as_object().cloned().unwrap();
         assert_eq!(request_parts(row, &args).1.as_deref(), Some("limit=5&status=failed"));

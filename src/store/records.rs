@@ -101,7 +101,9 @@ impl Store {
             q.value(":status", s(status.clone()));
         }
         if let Some(text) = &filter.q {
-            q.and("contains(search, :q)");
+            // `search` is a reserved word in expressions: always via a name placeholder.
+            q.and("contains(#search, :q)");
+            q.name("#search", "search");
             q.value(":q", s(text.clone()));
         }
         self.list(&q, limit, start).await
