@@ -17,8 +17,9 @@ import urllib.request
 import zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SERVER = os.path.join(ROOT, "target/release/kobana-inbox-mcp")
-CEILING = os.path.join(ROOT, "target/release/examples/ceiling")
+TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+SERVER = os.path.join(TARGET, "release/kobana-inbox-mcp")
+CEILING = os.path.join(TARGET, "release/examples/ceiling")
 PORT, ISSUER_PORT, CEILING_PORT = 3400, 3401, 3402
 DURATION = int(os.environ.get("BENCH_SECONDS", "5"))
 TABLE = f"bench-{os.getpid()}"
