@@ -157,7 +157,8 @@ def main():
             except ValueError:
                 continue
             span = entry.get("span") or {}
-            if entry.get("fields", {}).get("message") == "answered" and "dynamodb_calls" in span:
+            message = entry.get("message", entry.get("fields", {}).get("message"))
+            if message == "answered" and "dynamodb_calls" in span:
                 key = f"{span.get('method', span.get('path'))} → {span.get('status')}"
                 trips.setdefault(key, set()).add(span["dynamodb_calls"])
 

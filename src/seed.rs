@@ -108,20 +108,17 @@ fn webhook(id: &str, url: &str) -> Webhook {
     }
 }
 
+/// Claims the slug and writes the inbox, unless it is there already.
 async fn create_inbox(store: &Store, t: &Tenant, inbox: &Inbox) -> Result<(), StoreError> {
-    match store.create_inbox(t, inbox).await {
-        Ok(()) | Err(StoreError::Conflict) => Ok(()),
-        Err(e) => Err(e),
-    }
+    store.claim(t, crate::store::keys::slug(&inbox.slug), "inbox_id", &inbox.id).await?;
+    store.insert_inbox(t, inbox).await.map(|_| ())
 }
 
 async fn create_webhook(store: &Store, secrets: &Secrets, t: &Tenant, w: Webhook) -> Result<(), StoreError> {
     let sealed = secrets.seal(DEMO_WEBHOOK_SECRET).ok_or_else(|| StoreError::Corrupt("seal".into()))?;
     let digest = crate::api::webhooks::url_digest_of(&w.url);
-    match store.create_webhook(t, &StoredWebhook { webhook: w, secret_sealed: sealed }, &digest).await {
-        Ok(()) | Err(StoreError::Conflict) => Ok(()),
-        Err(e) => Err(e),
-    }
+    store.claim(t, crate::store::keys::url_claim(&digest), "webhook_id", &w.id).await?;
+    store.insert_webhook(t, &StoredWebhook { webhook: w, secret_sealed: sealed }).await.map(|_| ())
 }
 
 pub async fn seed(store: &Store, secrets: &Secrets) -> Result<(), StoreError> {

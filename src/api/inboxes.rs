@@ -6,11 +6,13 @@ use serde_json::json;
 use super::error::ApiError;
 use super::input::{self, invalid_parameter};
 use super::page::page_request;
+use super::upsert::{self, Claimed, Upserted};
 use super::{ApiResponse, Ctx};
 use crate::domain::clock::now_string;
 use crate::domain::ids::{Kind, is_id, new_id};
 use crate::domain::records::{Inbox, InboxStatus, SenderPolicy};
 use crate::store::StoreError;
+use crate::store::keys;
 use crate::store::records::InboxFilter;
 
 fn not_found() -> ApiError {
@@ -57,51 +59,73 @@ struct UpsertBody {
     sender_policy: Option<SenderPolicy>,
 }
 
+/// An inbox upsert: the slug is the claimed key.
+struct BySlug<'a> {
+    ctx: &'a Ctx<'a>,
+    slug: String,
+    name: String,
+    body: UpsertBody,
+}
+
+impl Claimed for BySlug<'_> {
+    type Record = Inbox;
+
+    async fn owner(&self) -> Result<Option<String>, StoreError> {
+        self.ctx.app.store.slug_owner(self.ctx.tenant, &self.slug).await
+    }
+    async fn claim(&self, id: &str) -> Result<bool, StoreError> {
+        self.ctx.app.store.claim(self.ctx.tenant, keys::slug(&self.slug), "inbox_id", id).await
+    }
+    async fn release(&self, id: &str) -> Result<(), StoreError> {
+        self.ctx.app.store.release_claim(self.ctx.tenant, keys::slug(&self.slug), "inbox_id", id).await
+    }
+    async fn find(&self, id: &str) -> Result<Option<Inbox>, StoreError> {
+        self.ctx.app.store.get_inbox_any(self.ctx.tenant, id).await
+    }
+    fn is_deleted(record: &Inbox) -> bool {
+        record.deleted_at.is_some()
+    }
+    fn fresh(&self, id: &str) -> Result<Inbox, ApiError> {
+        let now = now_string();
+        Ok(Inbox {
+            id: id.to_owned(),
+            slug: self.slug.clone(),
+            name: self.name.clone(),
+            status: self.body.status.unwrap_or(InboxStatus::Active),
+            sender_policy: self.body.sender_policy.unwrap_or(SenderPolicy::Anyone),
+            created_at: now.clone(),
+            updated_at: now,
+            deleted_at: None,
+        })
+    }
+    async fn insert(&self, record: &Inbox) -> Result<bool, StoreError> {
+        self.ctx.app.store.insert_inbox(self.ctx.tenant, record).await
+    }
+    async fn update(&self, mut inbox: Inbox) -> Result<Inbox, StoreError> {
+        inbox.name = self.name.clone();
+        inbox.status = self.body.status.unwrap_or(inbox.status);
+        inbox.sender_policy = self.body.sender_policy.unwrap_or(inbox.sender_policy);
+        inbox.updated_at = now_string();
+        self.ctx.app.store.update_inbox(self.ctx.tenant, &inbox, None).await?;
+        Ok(inbox)
+    }
+    fn new_id(&self) -> String {
+        new_id(Kind::Inbox)
+    }
+}
+
 /// `PUT /inboxes`: creates the inbox with this slug (201) or updates it (200).
 /// Omitted optional fields keep their current value (or the default on create:
-/// `active`, `anyone`). Two racing upserts of one slug create one inbox: the
-/// slug is claimed in the creating transaction, and the loser updates.
+/// `active`, `anyone`). Racing upserts of one slug create one inbox (see
+/// `api::upsert`).
 pub async fn upsert(ctx: &Ctx<'_>, body: &[u8]) -> Result<ApiResponse, ApiError> {
     let body: UpsertBody = input::body(body)?;
     let slug = input::slug("slug", &body.slug)?;
     let name = input::text("name", &body.name, 120)?;
-    for _ in 0..3 {
-        match ctx.app.store.slug_owner(ctx.tenant, &slug).await? {
-            Some(id) => {
-                let Some(mut inbox) = ctx.app.store.get_inbox(ctx.tenant, &id).await? else { continue };
-                let previous = inbox.updated_at.clone();
-                inbox.name = name.clone();
-                inbox.status = body.status.unwrap_or(inbox.status);
-                inbox.sender_policy = body.sender_policy.unwrap_or(inbox.sender_policy);
-                inbox.updated_at = now_string();
-                match ctx.app.store.update_inbox(ctx.tenant, &inbox, &previous).await {
-                    Ok(()) => return ApiResponse::data(200, &inbox),
-                    Err(StoreError::Conflict) => continue,
-                    Err(e) => return Err(e.into()),
-                }
-            }
-            None => {
-                let now = now_string();
-                let inbox = Inbox {
-                    id: new_id(Kind::Inbox),
-                    slug: slug.clone(),
-                    name: name.clone(),
-                    status: body.status.unwrap_or(InboxStatus::Active),
-                    sender_policy: body.sender_policy.unwrap_or(SenderPolicy::Anyone),
-                    created_at: now.clone(),
-                    updated_at: now,
-                    deleted_at: None,
-                };
-                match ctx.app.store.create_inbox(ctx.tenant, &inbox).await {
-                    Ok(()) => return ApiResponse::data(201, &inbox),
-                    // Another request claimed the slug first: update theirs.
-                    Err(StoreError::Conflict) => continue,
-                    Err(e) => return Err(e.into()),
-                }
-            }
-        }
+    match upsert::upsert(&BySlug { ctx, slug, name, body }).await? {
+        Upserted::Created(inbox) => ApiResponse::data(201, &inbox),
+        Upserted::Updated(inbox) => ApiResponse::data(200, &inbox),
     }
-    Err(ApiError::Conflict { code: "conflict", message: "The inbox is being changed by other requests; retry".into() })
 }
 
 #[derive(Deserialize)]
@@ -126,7 +150,7 @@ pub async fn update(ctx: &Ctx<'_>, id: &str, body: &[u8]) -> Result<ApiResponse,
     inbox.status = body.status.unwrap_or(inbox.status);
     inbox.sender_policy = body.sender_policy.unwrap_or(inbox.sender_policy);
     inbox.updated_at = now_string();
-    ctx.app.store.update_inbox(ctx.tenant, &inbox, &previous).await?;
+    ctx.app.store.update_inbox(ctx.tenant, &inbox, Some(&previous)).await?;
     ApiResponse::data(200, &inbox)
 }
 

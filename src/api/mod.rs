@@ -15,6 +15,7 @@ pub mod jobs;
 pub mod page;
 pub mod rest;
 pub mod senders;
+mod upsert;
 pub mod webhooks;
 pub mod workspace;
 
@@ -176,6 +177,17 @@ impl Route {
         })
     }
 
+    fn takes_query(&self) -> bool {
+        matches!(
+            self,
+            Route::InboxesList
+                | Route::SendersList(_)
+                | Route::EmailsList
+                | Route::WebhooksList
+                | Route::DeliveriesList(_)
+        )
+    }
+
     fn takes_body(&self) -> bool {
         matches!(
             self,
@@ -263,6 +275,10 @@ async fn run(ctx: &Ctx<'_>, req: &ApiRequest<'_>) -> Result<ApiResponse, ApiErro
     }
     if !route.takes_body() {
         no_body(req.body)?;
+    }
+    if !route.takes_query() {
+        // Only lists read the query string; anything there is a client mistake.
+        input::query(req.query, &[])?;
     }
     let (q, body) = (req.query, req.body);
     match route {

@@ -14,6 +14,7 @@ use super::error::ApiError;
 use super::input;
 use super::jobs::{accepted, new_job};
 use super::page::{hex, page_request};
+use super::upsert::{self, Claimed, Upserted};
 use super::{ApiResponse, Ctx};
 use crate::domain::clock::now_string;
 use crate::domain::ids::{Kind, is_id, new_id};
@@ -123,84 +124,120 @@ pub async fn get(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
 #[serde(deny_unknown_fields)]
 struct UpsertBody {
     url: String,
+    events: Option<Vec<String>>,
+    status: Option<WebhookStatus>,
+    description: Option<String>,
+}
+
+/// The subscribable events named in a request: known, at least one, no duplicates.
+fn parse_events(names: &[String]) -> Result<Vec<EventType>, ApiError> {
+    let mut events = Vec::with_capacity(names.len());
+    for name in names {
+        let event = EventType::SUBSCRIBABLE.into_iter().find(|e| e.as_str() == name).ok_or_else(|| {
+            ApiError::invalid(
+                "events",
+                format!("unknown event {name:?}; use email.processed, email.failed, email.rejected"),
+            )
+        })?;
+        events.push(event);
+    }
+    events.sort();
+    events.dedup();
+    if events.is_empty() {
+        return Err(ApiError::invalid(
+            "events",
+            "must list one or more of email.processed, email.failed, email.rejected",
+        ));
+    }
+    Ok(events)
+}
+
+/// A webhook upsert: the normalised URL is the claimed key.
+struct ByUrl<'a> {
+    ctx: &'a Ctx<'a>,
+    url: url::Url,
+    digest: String,
     events: Option<Vec<EventType>>,
     status: Option<WebhookStatus>,
     description: Option<String>,
 }
 
+impl Claimed for ByUrl<'_> {
+    type Record = StoredWebhook;
+
+    async fn owner(&self) -> Result<Option<String>, StoreError> {
+        self.ctx.app.store.url_owner(self.ctx.tenant, &self.digest).await
+    }
+    async fn claim(&self, id: &str) -> Result<bool, StoreError> {
+        self.ctx.app.store.claim(self.ctx.tenant, keys::url_claim(&self.digest), "webhook_id", id).await
+    }
+    async fn release(&self, id: &str) -> Result<(), StoreError> {
+        self.ctx.app.store.release_claim(self.ctx.tenant, keys::url_claim(&self.digest), "webhook_id", id).await
+    }
+    async fn find(&self, id: &str) -> Result<Option<StoredWebhook>, StoreError> {
+        self.ctx.app.store.get_webhook_any(self.ctx.tenant, id).await
+    }
+    fn is_deleted(record: &StoredWebhook) -> bool {
+        record.webhook.deleted_at.is_some()
+    }
+    fn fresh(&self, id: &str) -> Result<StoredWebhook, ApiError> {
+        let secret = new_secret();
+        let sealed = self.ctx.app.secrets.seal(&secret).ok_or(ApiError::Unavailable)?;
+        let now = now_string();
+        Ok(StoredWebhook {
+            webhook: Webhook {
+                id: id.to_owned(),
+                url: self.url.to_string(),
+                events: self.events.clone().unwrap_or_else(|| EventType::SUBSCRIBABLE.to_vec()),
+                status: self.status.unwrap_or(WebhookStatus::Active),
+                description: self.description.clone(),
+                secret_last4: last4(&secret),
+                created_at: now.clone(),
+                updated_at: now,
+                deleted_at: None,
+            },
+            secret_sealed: sealed,
+        })
+    }
+    async fn insert(&self, record: &StoredWebhook) -> Result<bool, StoreError> {
+        self.ctx.app.store.insert_webhook(self.ctx.tenant, record).await
+    }
+    async fn update(&self, mut stored: StoredWebhook) -> Result<StoredWebhook, StoreError> {
+        let w = &mut stored.webhook;
+        if let Some(events) = &self.events {
+            w.events = events.clone();
+        }
+        w.status = self.status.unwrap_or(w.status);
+        if self.description.is_some() {
+            w.description = self.description.clone();
+        }
+        w.updated_at = now_string();
+        self.ctx.app.store.update_webhook(self.ctx.tenant, &stored, None).await?;
+        Ok(stored)
+    }
+    fn new_id(&self) -> String {
+        new_id(Kind::Webhook)
+    }
+}
+
 /// `PUT /webhooks`: creates the webhook for this URL (201, with its secret) or
 /// updates it (200). Omitted optional fields keep their current value (or, on
-/// create: every subscribable event, `active`, no description).
+/// create: every subscribable event, `active`, no description). Racing
+/// upserts of one URL create one webhook (see `api::upsert`).
 pub async fn upsert(ctx: &Ctx<'_>, body: &[u8]) -> Result<ApiResponse, ApiError> {
     let body: UpsertBody = input::body(body)?;
     let url = parse_url(&body.url, ctx.app.config.webhook_allow_loopback)?;
-    let events = match body.events {
-        None => None,
-        Some(list) => {
-            let mut list = list;
-            list.sort();
-            list.dedup();
-            if list.is_empty() || list.contains(&EventType::WebhookTest) {
-                return Err(ApiError::invalid(
-                    "events",
-                    "must list one or more of email.processed, email.failed, email.rejected",
-                ));
-            }
-            Some(list)
-        }
-    };
+    let events = body.events.as_deref().map(parse_events).transpose()?;
     let description = body.description.as_deref().map(|d| input::text("description", d, 200)).transpose()?;
     let digest = url_digest(&url);
-    for _ in 0..3 {
-        match ctx.app.store.url_owner(ctx.tenant, &digest).await? {
-            Some(id) => {
-                let Some(mut stored) = ctx.app.store.get_webhook(ctx.tenant, &id).await? else { continue };
-                let previous = stored.webhook.updated_at.clone();
-                let w = &mut stored.webhook;
-                if let Some(events) = &events {
-                    w.events = events.clone();
-                }
-                w.status = body.status.unwrap_or(w.status);
-                if description.is_some() {
-                    w.description = description.clone();
-                }
-                w.updated_at = now_string();
-                match ctx.app.store.update_webhook(ctx.tenant, &stored, &previous).await {
-                    Ok(()) => return ApiResponse::data(200, &stored.webhook),
-                    Err(StoreError::Conflict) => continue,
-                    Err(e) => return Err(e.into()),
-                }
-            }
-            None => {
-                let secret = new_secret();
-                let sealed = ctx.app.secrets.seal(&secret).ok_or(ApiError::Unavailable)?;
-                let now = now_string();
-                let stored = StoredWebhook {
-                    webhook: Webhook {
-                        id: new_id(Kind::Webhook),
-                        url: url.to_string(),
-                        events: events.clone().unwrap_or_else(|| EventType::SUBSCRIBABLE.to_vec()),
-                        status: body.status.unwrap_or(WebhookStatus::Active),
-                        description: description.clone(),
-                        secret_last4: last4(&secret),
-                        created_at: now.clone(),
-                        updated_at: now,
-                        deleted_at: None,
-                    },
-                    secret_sealed: sealed,
-                };
-                match ctx.app.store.create_webhook(ctx.tenant, &stored, &digest).await {
-                    Ok(()) => return Ok(ApiResponse::ok(201, json!({"data": view(&stored.webhook, Some(&secret))?}))),
-                    Err(StoreError::Conflict) => continue,
-                    Err(e) => return Err(e.into()),
-                }
-            }
+    let request = ByUrl { ctx, url, digest, events, status: body.status, description };
+    match upsert::upsert(&request).await? {
+        Upserted::Created(stored) => {
+            let secret = ctx.app.secrets.unseal(&stored.secret_sealed).ok_or(ApiError::Unavailable)?;
+            Ok(ApiResponse::ok(201, json!({"data": view(&stored.webhook, Some(&secret))?})))
         }
+        Upserted::Updated(stored) => ApiResponse::data(200, &stored.webhook),
     }
-    Err(ApiError::Conflict {
-        code: "conflict",
-        message: "The webhook is being changed by other requests; retry".into(),
-    })
 }
 
 pub async fn delete(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
@@ -221,7 +258,7 @@ pub async fn rotate_secret(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiEr
     stored.secret_sealed = ctx.app.secrets.seal(&secret).ok_or(ApiError::Unavailable)?;
     stored.webhook.secret_last4 = last4(&secret);
     stored.webhook.updated_at = now_string();
-    ctx.app.store.update_webhook(ctx.tenant, &stored, &previous).await?;
+    ctx.app.store.update_webhook(ctx.tenant, &stored, Some(&previous)).await?;
     Ok(ApiResponse::ok(200, json!({"data": view(&stored.webhook, Some(&secret))?})))
 }
 

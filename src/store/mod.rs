@@ -80,10 +80,16 @@ pub struct Store {
 
 impl Store {
     pub async fn connect(config: &StoreConfig) -> Store {
+        // A local server under a full test run can be slow; AWS answers in milliseconds.
+        let (attempt, total) = if config.endpoint.is_some() {
+            (Duration::from_secs(15), Duration::from_secs(45))
+        } else {
+            (Duration::from_secs(3), Duration::from_secs(8))
+        };
         let timeouts = aws_config::timeout::TimeoutConfig::builder()
             .connect_timeout(Duration::from_secs(2))
-            .operation_attempt_timeout(Duration::from_secs(3))
-            .operation_timeout(Duration::from_secs(8))
+            .operation_attempt_timeout(attempt)
+            .operation_timeout(total)
             .build();
         let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest())
             .region(Region::new(config.region.clone()))

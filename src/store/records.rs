@@ -1,9 +1,10 @@
 //! Reads and writes of the workspace's records: inboxes (with their slug
 //! claims), allowed senders, e-mails, webhooks (with their URL claims),
 //! deliveries and jobs. Uniqueness (one inbox per slug, one webhook per URL)
-//! is a claim item written in the same transaction as the record, so two
-//! racing upserts cannot both create. Updates are conditional on the
-//! `updated_at` they read (optimistic concurrency).
+//! is a claim item taken with a conditional put before the record is
+//! written, so two racing upserts cannot both create (see `api::inboxes`).
+//! Updates from PATCH-like calls are conditional on the `updated_at` they
+//! read (optimistic concurrency).
 
 use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, Delete, Put, ReturnValue, TransactWriteItem};
 
@@ -124,27 +125,73 @@ impl Store {
         Ok(item)
     }
 
-    /// Creates an inbox and claims its slug; `Conflict` if the slug is taken.
-    pub async fn create_inbox(&self, t: &Tenant, inbox: &Inbox) -> Result<(), StoreError> {
+    /// Claims `sk` (a uniqueness claim: slug or URL) for `owner`, recording
+    /// it under `owner_attr`. False when the claim exists. One conditional put.
+    pub async fn claim(&self, t: &Tenant, sk: String, owner_attr: &str, owner: &str) -> Result<bool, StoreError> {
         let mut claim = Item::new();
         claim.insert(PK.into(), s(ws_pk(t)));
-        claim.insert(SK.into(), s(keys::slug(&inbox.slug)));
-        claim.insert("inbox_id".into(), s(inbox.id.clone()));
-        self.transact(vec![
-            put(self.table(), claim, Some("attribute_not_exists(pk)"))?,
-            put(self.table(), Self::inbox_item(t, inbox)?, Some("attribute_not_exists(pk)"))?,
-        ])
-        .await
+        claim.insert(SK.into(), s(sk));
+        claim.insert(owner_attr.into(), s(owner));
+        match self.put_conditional(claim, "attribute_not_exists(pk)", &[]).await {
+            Ok(()) => Ok(true),
+            Err(StoreError::Conflict) => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
-    /// Replaces a live inbox that still has `previous_updated_at`.
-    pub async fn update_inbox(&self, t: &Tenant, inbox: &Inbox, previous_updated_at: &str) -> Result<(), StoreError> {
-        self.put_conditional(
-            Self::inbox_item(t, inbox)?,
-            "attribute_exists(pk) AND attribute_not_exists(deleted_at) AND updated_at = :prev",
-            &[(":prev", s(previous_updated_at))],
-        )
-        .await
+    /// Drops a claim if `owner` still holds it (a stale claim of a deleted record).
+    pub async fn release_claim(&self, t: &Tenant, sk: String, owner_attr: &str, owner: &str) -> Result<(), StoreError> {
+        let result = self
+            .client()
+            .delete_item()
+            .table_name(self.table())
+            .key(PK, s(ws_pk(t)))
+            .key(SK, s(sk))
+            .condition_expression("#o = :id")
+            .expression_attribute_names("#o", owner_attr)
+            .expression_attribute_values(":id", s(owner))
+            .send()
+            .await;
+        match result.map_err(StoreError::from) {
+            Ok(_) | Err(StoreError::Conflict) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Writes a new inbox unless one with its id exists; false when it does.
+    pub async fn insert_inbox(&self, t: &Tenant, inbox: &Inbox) -> Result<bool, StoreError> {
+        match self.put_conditional(Self::inbox_item(t, inbox)?, "attribute_not_exists(pk)", &[]).await {
+            Ok(()) => Ok(true),
+            Err(StoreError::Conflict) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// An inbox, deleted or not.
+    pub async fn get_inbox_any(&self, t: &Tenant, id: &str) -> Result<Option<Inbox>, StoreError> {
+        self.get::<Inbox>(ws_pk(t), keys::inbox(id)).await
+    }
+
+    /// Replaces a live inbox; with `previous_updated_at`, only if it is unchanged
+    /// since it was read (PATCH), otherwise last writer wins (upsert).
+    pub async fn update_inbox(
+        &self,
+        t: &Tenant,
+        inbox: &Inbox,
+        previous_updated_at: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let item = Self::inbox_item(t, inbox)?;
+        match previous_updated_at {
+            Some(prev) => {
+                self.put_conditional(
+                    item,
+                    "attribute_exists(pk) AND attribute_not_exists(deleted_at) AND updated_at = :prev",
+                    &[(":prev", s(prev))],
+                )
+                .await
+            }
+            None => self.put_conditional(item, "attribute_exists(pk) AND attribute_not_exists(deleted_at)", &[]).await,
+        }
     }
 
     /// Soft-deletes an inbox and frees its slug, in one transaction.
@@ -246,7 +293,8 @@ impl Store {
         let mut q = ListQuery::gsi1(keys::emails_index(&ws_pk(t)));
         if filter.after.is_some() || filter.before.is_some() {
             // `#` sorts after every character of a timestamp, `~` after `#`.
-            let lo = filter.after.clone().unwrap_or_default();
+            // Key values cannot be empty: "0" sorts before every timestamp.
+            let lo = filter.after.clone().unwrap_or_else(|| "0".to_owned());
             let hi = filter.before.as_ref().map_or_else(|| "~".to_owned(), |b| format!("{b}#~"));
             q.between = Some((lo, hi));
         }
@@ -342,30 +390,39 @@ impl Store {
         Ok(self.get::<Claim>(ws_pk(t), keys::url_claim(url_digest)).await?.map(|c| c.webhook_id))
     }
 
-    pub async fn create_webhook(&self, t: &Tenant, stored: &StoredWebhook, url_digest: &str) -> Result<(), StoreError> {
-        let mut claim = Item::new();
-        claim.insert(PK.into(), s(ws_pk(t)));
-        claim.insert(SK.into(), s(keys::url_claim(url_digest)));
-        claim.insert("webhook_id".into(), s(stored.webhook.id.clone()));
-        self.transact(vec![
-            put(self.table(), claim, Some("attribute_not_exists(pk)"))?,
-            put(self.table(), Self::webhook_item(t, stored)?, Some("attribute_not_exists(pk)"))?,
-        ])
-        .await
+    /// Writes a new webhook unless one with its id exists; false when it does.
+    pub async fn insert_webhook(&self, t: &Tenant, stored: &StoredWebhook) -> Result<bool, StoreError> {
+        match self.put_conditional(Self::webhook_item(t, stored)?, "attribute_not_exists(pk)", &[]).await {
+            Ok(()) => Ok(true),
+            Err(StoreError::Conflict) => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
+    /// A webhook, deleted or not.
+    pub async fn get_webhook_any(&self, t: &Tenant, id: &str) -> Result<Option<StoredWebhook>, StoreError> {
+        self.get::<StoredWebhook>(ws_pk(t), keys::webhook(id)).await
+    }
+
+    /// Replaces a live webhook; see `update_inbox` for `previous_updated_at`.
     pub async fn update_webhook(
         &self,
         t: &Tenant,
         stored: &StoredWebhook,
-        previous_updated_at: &str,
+        previous_updated_at: Option<&str>,
     ) -> Result<(), StoreError> {
-        self.put_conditional(
-            Self::webhook_item(t, stored)?,
-            "attribute_exists(pk) AND attribute_not_exists(deleted_at) AND updated_at = :prev",
-            &[(":prev", s(previous_updated_at))],
-        )
-        .await
+        let item = Self::webhook_item(t, stored)?;
+        match previous_updated_at {
+            Some(prev) => {
+                self.put_conditional(
+                    item,
+                    "attribute_exists(pk) AND attribute_not_exists(deleted_at) AND updated_at = :prev",
+                    &[(":prev", s(prev))],
+                )
+                .await
+            }
+            None => self.put_conditional(item, "attribute_exists(pk) AND attribute_not_exists(deleted_at)", &[]).await,
+        }
     }
 
     pub async fn delete_webhook(&self, t: &Tenant, stored: &StoredWebhook, url_digest: &str) -> Result<(), StoreError> {
