@@ -8,8 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-export DYNAMODB_PORT="${DYNAMODB_PORT:-8000}"
-export DYNAMODB_ENDPOINT="${DYNAMODB_ENDPOINT:-http://127.0.0.1:$DYNAMODB_PORT}"
+. scripts/lib.sh
 export PORT="${INTEROP_PORT:-3310}"
 export DEV_ISSUER_PORT="${INTEROP_ISSUER_PORT:-3311}"
 export DEV_ISSUER_KEY=.local/interop-issuer.key
@@ -21,8 +20,6 @@ BIN=./target/debug/kobana-inbox-mcp
 VENV=.local/interop/venv
 LOG=.local/interop/server.log
 start=$SECONDS
-
-answering() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # --- clients: install on first use (pinned versions) -------------------------
 mkdir -p .local/interop
@@ -40,17 +37,13 @@ if ! cmp -s interop/package-lock.json interop/node_modules/.interop-lock.json; t
 fi
 
 # --- database, binary, ports ---------------------------------------------------
-started_db=0
 server_pid=
 cleanup() {
   if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
-  if [ "$started_db" = 1 ]; then scripts/db.sh stop; fi
+  stop_db
 }
 trap cleanup EXIT
-if ! answering "$DYNAMODB_PORT"; then
-  scripts/db.sh start
-  started_db=1
-fi
+ensure_db
 for port in "$PORT" "$DEV_ISSUER_PORT"; do
   if answering "$port"; then
     echo "interop: port $port is taken (set INTEROP_PORT / INTEROP_ISSUER_PORT)" >&2

@@ -4,21 +4,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 export PORT="${PORT:-3000}"
-export DYNAMODB_PORT="${DYNAMODB_PORT:-8000}"
-export DYNAMODB_ENDPOINT="${DYNAMODB_ENDPOINT:-http://127.0.0.1:$DYNAMODB_PORT}"
+. scripts/lib.sh
 export DEV_ISSUER_KEY="${DEV_ISSUER_KEY:-.local/dev-issuer.key}"
 export DEV_ISSUER_PORT="${DEV_ISSUER_PORT:-3001}"
 # Webhook receivers on this machine are allowed in local runs (refused on Lambda).
 export WEBHOOK_ALLOW_LOOPBACK="${WEBHOOK_ALLOW_LOOPBACK:-1}"
 BIN=./target/debug/kobana-inbox-mcp
 
-started_db=0
-if ! (exec 3<>"/dev/tcp/127.0.0.1/$DYNAMODB_PORT") 2>/dev/null; then
-  scripts/db.sh start
-  started_db=1
-fi
-cleanup() { if [ "$started_db" = 1 ]; then scripts/db.sh stop; fi; }
-trap cleanup EXIT
+trap stop_db EXIT
+ensure_db
 
 cargo build --quiet --bin kobana-inbox-mcp
 "$BIN" create-table

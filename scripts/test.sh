@@ -5,18 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-export DYNAMODB_PORT="${DYNAMODB_PORT:-8000}"
-export DYNAMODB_ENDPOINT="${DYNAMODB_ENDPOINT:-http://127.0.0.1:$DYNAMODB_PORT}"
-
-started_db=0
-if ! (exec 3<>"/dev/tcp/127.0.0.1/$DYNAMODB_PORT") 2>/dev/null; then
-  scripts/db.sh start
-  started_db=1
-fi
-# `if`, not `[ ] &&`: the trap's last status would otherwise become the exit
-# status of the script (1 whenever the database was already running).
-cleanup() { if [ "$started_db" = 1 ]; then scripts/db.sh stop; fi; }
-trap cleanup EXIT
+. scripts/lib.sh
+trap stop_db EXIT
+ensure_db
 
 cargo test --all-targets "$@"
 

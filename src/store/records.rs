@@ -66,6 +66,27 @@ impl Store {
         Ok(())
     }
 
+    /// Writes a new record unless one with its key exists; false when it does.
+    async fn insert_new(&self, item: Item) -> Result<bool, StoreError> {
+        match self.put_conditional(item, "attribute_not_exists(pk)", &[]).await {
+            Ok(()) => Ok(true),
+            Err(StoreError::Conflict) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Replaces a live record; with `previous_updated_at`, only if it is
+    /// unchanged since it was read (PATCH), otherwise last writer wins (upsert).
+    async fn replace_live(&self, item: Item, previous_updated_at: Option<&str>) -> Result<(), StoreError> {
+        let condition = "attribute_exists(pk) AND attribute_not_exists(deleted_at)";
+        match previous_updated_at {
+            Some(prev) => {
+                self.put_conditional(item, &format!("{condition} AND updated_at = :prev"), &[(":prev", s(prev))]).await
+            }
+            None => self.put_conditional(item, condition, &[]).await,
+        }
+    }
+
     async fn put_conditional(
         &self,
         item: Item,
@@ -160,11 +181,7 @@ impl Store {
 
     /// Writes a new inbox unless one with its id exists; false when it does.
     pub async fn insert_inbox(&self, t: &Tenant, inbox: &Inbox) -> Result<bool, StoreError> {
-        match self.put_conditional(Self::inbox_item(t, inbox)?, "attribute_not_exists(pk)", &[]).await {
-            Ok(()) => Ok(true),
-            Err(StoreError::Conflict) => Ok(false),
-            Err(e) => Err(e),
-        }
+        self.insert_new(Self::inbox_item(t, inbox)?).await
     }
 
     /// An inbox, deleted or not.
@@ -172,26 +189,9 @@ impl Store {
         self.get::<Inbox>(ws_pk(t), keys::inbox(id)).await
     }
 
-    /// Replaces a live inbox; with `previous_updated_at`, only if it is unchanged
-    /// since it was read (PATCH), otherwise last writer wins (upsert).
-    pub async fn update_inbox(
-        &self,
-        t: &Tenant,
-        inbox: &Inbox,
-        previous_updated_at: Option<&str>,
-    ) -> Result<(), StoreError> {
-        let item = Self::inbox_item(t, inbox)?;
-        match previous_updated_at {
-            Some(prev) => {
-                self.put_conditional(
-                    item,
-                    "attribute_exists(pk) AND attribute_not_exists(deleted_at) AND updated_at = :prev",
-                    &[(":prev", s(prev))],
-                )
-                .await
-            }
-            None => self.put_conditional(item, "attribute_exists(pk) AND attribute_not_exists(deleted_at)", &[]).await,
-        }
+    /// Replaces a live inbox (see `replace_live`).
+    pub async fn update_inbox(&self, t: &Tenant, inbox: &Inbox, previous: Option<&str>) -> Result<(), StoreError> {
+        self.replace_live(Self::inbox_item(t, inbox)?, previous).await
     }
 
     /// Soft-deletes an inbox and frees its slug, in one transaction.
@@ -331,12 +331,7 @@ impl Store {
 
     /// Soft-deletes a live e-mail that still has `previous_updated_at`; it leaves every list.
     pub async fn delete_email(&self, t: &Tenant, email: &Email, previous_updated_at: &str) -> Result<(), StoreError> {
-        self.put_conditional(
-            Self::email_item(t, email)?,
-            "attribute_exists(pk) AND attribute_not_exists(deleted_at) AND updated_at = :prev",
-            &[(":prev", s(previous_updated_at))],
-        )
-        .await
+        self.replace_live(Self::email_item(t, email)?, Some(previous_updated_at)).await
     }
 
     /// Stores `email` (its new state) and `job` in one transaction, if the
@@ -392,11 +387,7 @@ impl Store {
 
     /// Writes a new webhook unless one with its id exists; false when it does.
     pub async fn insert_webhook(&self, t: &Tenant, stored: &StoredWebhook) -> Result<bool, StoreError> {
-        match self.put_conditional(Self::webhook_item(t, stored)?, "attribute_not_exists(pk)", &[]).await {
-            Ok(()) => Ok(true),
-            Err(StoreError::Conflict) => Ok(false),
-            Err(e) => Err(e),
-        }
+        self.insert_new(Self::webhook_item(t, stored)?).await
     }
 
     /// A webhook, deleted or not.
@@ -404,25 +395,14 @@ impl Store {
         self.get::<StoredWebhook>(ws_pk(t), keys::webhook(id)).await
     }
 
-    /// Replaces a live webhook; see `update_inbox` for `previous_updated_at`.
+    /// Replaces a live webhook (see `replace_live`).
     pub async fn update_webhook(
         &self,
         t: &Tenant,
         stored: &StoredWebhook,
-        previous_updated_at: Option<&str>,
+        previous: Option<&str>,
     ) -> Result<(), StoreError> {
-        let item = Self::webhook_item(t, stored)?;
-        match previous_updated_at {
-            Some(prev) => {
-                self.put_conditional(
-                    item,
-                    "attribute_exists(pk) AND attribute_not_exists(deleted_at) AND updated_at = :prev",
-                    &[(":prev", s(prev))],
-                )
-                .await
-            }
-            None => self.put_conditional(item, "attribute_exists(pk) AND attribute_not_exists(deleted_at)", &[]).await,
-        }
+        self.replace_live(Self::webhook_item(t, stored)?, previous).await
     }
 
     pub async fn delete_webhook(&self, t: &Tenant, stored: &StoredWebhook, url_digest: &str) -> Result<(), StoreError> {
