@@ -1,12 +1,40 @@
-//! Replays every recorded API Gateway event in `events/` through the exact
-//! Lambda path (`lambda_http`'s event conversion and response adapter around
+//! Replays every recorded API Gateway event in `events/` (HTTP API payload
+//! 2.0, and REST API payload 1.0) through the exact Lambda path
+//! (`lambda_http`'s event conversion and response adapter around
 //! `http::handle`) and compares the API Gateway response with the expected
-//! file beside it: status exactly, the listed headers (null = must be absent),
-//! and the body as a JSON subset (every expected member present and equal;
-//! arrays compared whole).
+//! file beside it.
+//!
+//! Each event runs against its own freshly seeded table, so a write in one
+//! event never shows in another; the events run concurrently.
+//!
+//! Placeholders filled in before the replay (`make invoke` fills only the
+//! first): `{{TOKEN}}` (the demo admin, every scope, both audiences),
+//! `{{VIEWER_TOKEN}}` (`usr_viewer`), `{{EXPIRED_TOKEN}}` (expired an hour
+//! ago), `{{REST_ONLY_TOKEN}}` (audience: the REST API only),
+//! `{{NO_SCOPE_TOKEN}}` (no scopes) and `{{OTHER_ORG_TOKEN}}` (`usr_other` of
+//! `org_other`).
+//!
+//! The expected file has `statusCode` (compared exactly), `headers` (each
+//! listed header: a string is compared exactly, `null` means "must be
+//! absent", an object is a matcher; a REST API response's multi-value
+//! headers are joined with ", ") and `body` (absent: not checked; `null`: the
+//! body must be empty; otherwise a JSON subset of the body). In the subset,
+//! objects match member by member, arrays element by element (same length),
+//! anything else by equality, and these forms say more:
+//!
+//! - `"$absent"` as a member's value: that member must not exist;
+//! - `{"$exact": v}`: equal to `v`, no extra members;
+//! - `{"$json": v}`: a string holding JSON that matches `v`;
+//! - `{"$type": "string" | "number" | "integer" | "boolean" | "object" | "array" | "null"}`;
+//! - `{"$prefix": "…"}`, `{"$contains": ["…"]}`, `{"$excludes": ["…"]}` on strings;
+//! - `{"$unordered": [..]}`: an array of the same length whose elements match
+//!   these, in any order.
+//!
+//! Matcher members combine (`{"$contains": [..], "$excludes": [..]}`).
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::path::Path;
 use std::sync::Arc;
@@ -14,27 +42,58 @@ use std::sync::Arc;
 use lambda_http::lambda_runtime::{Context, LambdaEvent};
 use lambda_http::request::LambdaRequest;
 use lambda_http::{Adapter, Service, service_fn};
-use serde_json::Value;
+use serde_json::{Map, Value, json};
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
 
 const RESOURCE: &str = "https://inbox-mcp.example.com/mcp";
+const API_AUDIENCE: &str = "https://inbox-mcp.example.com/api/v1";
 
-/// A harness whose public name is the one the recorded events were sent to.
+/// Events replayed at once (each with its own table and JWKS server).
+const CONCURRENCY: usize = 16;
+
+const ABSENT: &str = "$absent";
+
+/// The per-minute budget a deployment has by default, so authenticated
+/// responses carry their `X-RateLimit-*` headers as they do on AWS.
+const RATE_LIMIT: u32 = 120;
+
+/// A harness whose public names are the ones the recorded events were sent to.
 fn replay_harness() -> common::Harness {
-    common::Harness::with_config(|c| c.mcp_resource = RESOURCE.into())
+    common::Harness::with_config(|c| {
+        c.mcp_resource = RESOURCE.into();
+        c.auth.api_audience = API_AUDIENCE.into();
+        c.rate_limit_per_minute = RATE_LIMIT;
+    })
 }
 
-/// Fills the placeholders of a recorded event: `{{TOKEN}}` is a valid token
-/// for the demo admin with every scope.
+/// Fills the token placeholders of a recorded event with tokens from this
+/// harness's issuer.
 fn fill(event: &str, harness: &common::Harness) -> String {
     let now = jsonwebtoken::get_current_timestamp();
-    let token = harness.sign(&serde_json::json!({
-        "iss": common::ISSUER, "sub": "usr_admin", "org_id": "org_demo", "aud": RESOURCE,
-        "scope": common::ALL_SCOPES, "iat": now, "exp": now + 600,
-    }));
-    event.replace("{{TOKEN}}", &token)
+    let both = json!([RESOURCE, API_AUDIENCE]);
+    let token = |sub: &str, org: &str, aud: &Value, scope: Option<&str>, iat: u64, exp: u64| {
+        let mut claims = json!({
+            "iss": common::ISSUER, "sub": sub, "org_id": org, "aud": aud, "iat": iat, "exp": exp,
+        });
+        if let Some(scope) = scope {
+            claims["scope"] = Value::from(scope);
+        }
+        harness.sign(&claims)
+    };
+    let all = Some(common::ALL_SCOPES);
+    let placeholders = [
+        ("{{VIEWER_TOKEN}}", token("usr_viewer", "org_demo", &both, all, now, now + 600)),
+        ("{{EXPIRED_TOKEN}}", token("usr_admin", "org_demo", &both, all, now - 7200, now - 3600)),
+        ("{{REST_ONLY_TOKEN}}", token("usr_admin", "org_demo", &json!(API_AUDIENCE), all, now, now + 600)),
+        ("{{NO_SCOPE_TOKEN}}", token("usr_admin", "org_demo", &both, None, now, now + 600)),
+        ("{{OTHER_ORG_TOKEN}}", token("usr_other", "org_other", &both, all, now, now + 600)),
+        ("{{TOKEN}}", token("usr_admin", "org_demo", &both, all, now, now + 600)),
+    ];
+    placeholders.iter().fold(event.to_owned(), |text, (name, value)| text.replace(name, value))
 }
 
-/// Runs one event file and returns the API Gateway response payload as JSON.
+/// Runs one event and returns the API Gateway response payload as JSON.
 async fn invoke(app: Arc<inbox::App>, event: &str) -> Value {
     let payload: LambdaRequest = serde_json::from_str(event).expect("event parses as an API Gateway request");
     let service = service_fn(move |req| {
@@ -46,15 +105,116 @@ async fn invoke(app: Arc<inbox::App>, event: &str) -> Value {
     serde_json::to_value(response).expect("response serializes")
 }
 
-/// `expected` ⊆ `actual`: objects by member, everything else by equality.
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// The expected value is a matcher: an object whose members all start with `$`.
+fn is_matcher(expected: &Map<String, Value>) -> bool {
+    !expected.is_empty() && expected.keys().all(|k| k.starts_with('$'))
+}
+
+fn strings(value: &Value) -> Vec<&str> {
+    value.as_array().map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default()
+}
+
+fn check_matcher(matcher: &Map<String, Value>, actual: &Value, at: &str, problems: &mut Vec<String>) {
+    for (op, wanted) in matcher {
+        match op.as_str() {
+            "$exact" if wanted != actual => problems.push(format!("{at}: expected exactly {wanted}, got {actual}")),
+            "$json" => match actual.as_str().map(serde_json::from_str::<Value>) {
+                Some(Ok(parsed)) => subset(wanted, &parsed, &format!("{at}<json>"), problems),
+                _ => problems.push(format!("{at}: expected a string holding JSON, got {actual}")),
+            },
+            "$type" => {
+                let got = type_name(actual);
+                let fits = wanted.as_str() == Some(got) || (wanted == "number" && got == "integer");
+                if !fits {
+                    problems.push(format!("{at}: expected a {wanted}, got {actual}"));
+                }
+            }
+            "$prefix" => {
+                let prefix = wanted.as_str().unwrap_or_default();
+                if !actual.as_str().is_some_and(|s| s.starts_with(prefix)) {
+                    problems.push(format!("{at}: expected a string starting with {wanted}, got {actual}"));
+                }
+            }
+            "$contains" => {
+                for part in strings(wanted) {
+                    if !actual.as_str().is_some_and(|s| s.contains(part)) {
+                        problems.push(format!("{at}: expected a string containing {part:?}, got {actual}"));
+                    }
+                }
+            }
+            "$excludes" => {
+                for part in strings(wanted) {
+                    if actual.as_str().is_none_or(|s| s.contains(part)) {
+                        problems.push(format!("{at}: expected a string without {part:?}, got {actual}"));
+                    }
+                }
+            }
+            "$unordered" => unordered(wanted, actual, at, problems),
+            "$exact" => {}
+            other => problems.push(format!("{at}: unknown matcher {other}")),
+        }
+    }
+}
+
+/// Every expected element matches a distinct actual element, in any order.
+fn unordered(wanted: &Value, actual: &Value, at: &str, problems: &mut Vec<String>) {
+    let (Some(wanted), Some(actual)) = (wanted.as_array(), actual.as_array()) else {
+        problems.push(format!("{at}: expected an array, got {actual}"));
+        return;
+    };
+    if wanted.len() != actual.len() {
+        problems.push(format!("{at}: expected {} elements, got {}", wanted.len(), actual.len()));
+        return;
+    }
+    let mut used = vec![false; actual.len()];
+    for (i, element) in wanted.iter().enumerate() {
+        let found = actual.iter().enumerate().position(|(j, candidate)| {
+            let mut scratch = Vec::new();
+            subset(element, candidate, at, &mut scratch);
+            !used[j] && scratch.is_empty()
+        });
+        match found {
+            Some(j) => used[j] = true,
+            None => problems.push(format!("{at}: no element matches expected[{i}] {element}")),
+        }
+    }
+}
+
+/// `expected` ⊆ `actual`, with the matchers described at the top of the file.
 fn subset(expected: &Value, actual: &Value, at: &str, problems: &mut Vec<String>) {
     match (expected, actual) {
+        (Value::Object(e), _) if is_matcher(e) => check_matcher(e, actual, at, problems),
         (Value::Object(e), Value::Object(a)) => {
             for (key, value) in e {
-                match a.get(key) {
-                    Some(inner) => subset(value, inner, &format!("{at}.{key}"), problems),
-                    None => problems.push(format!("{at}.{key} is missing")),
+                match (value, a.get(key)) {
+                    (Value::String(s), None) if s == ABSENT => {}
+                    (Value::String(s), Some(got)) if s == ABSENT => {
+                        problems.push(format!("{at}.{key} must be absent, got {got}"));
+                    }
+                    (value, Some(inner)) => subset(value, inner, &format!("{at}.{key}"), problems),
+                    (_, None) => problems.push(format!("{at}.{key} is missing")),
                 }
+            }
+        }
+        (Value::Array(e), Value::Array(a)) => {
+            if e.len() == a.len() {
+                for (i, (e, a)) in e.iter().zip(a).enumerate() {
+                    subset(e, a, &format!("{at}[{i}]"), problems);
+                }
+            } else {
+                problems.push(format!("{at}: expected {} elements, got {}: {actual}", e.len(), a.len()));
             }
         }
         _ if expected == actual => {}
@@ -62,31 +222,43 @@ fn subset(expected: &Value, actual: &Value, at: &str, problems: &mut Vec<String>
     }
 }
 
+/// The response headers as one string each: HTTP API responses carry
+/// `headers`, REST API responses `multiValueHeaders` (joined with ", ").
+fn response_headers(actual: &Value) -> BTreeMap<String, String> {
+    let mut headers = BTreeMap::new();
+    for (name, value) in actual["headers"].as_object().into_iter().flatten() {
+        headers.insert(name.to_ascii_lowercase(), value.as_str().unwrap_or_default().to_owned());
+    }
+    for (name, values) in actual["multiValueHeaders"].as_object().into_iter().flatten() {
+        headers.entry(name.to_ascii_lowercase()).or_insert_with(|| strings(values).join(", "));
+    }
+    headers
+}
+
 fn compare(name: &str, expected: &Value, actual: &Value) -> Vec<String> {
     let mut problems = Vec::new();
     if expected["statusCode"] != actual["statusCode"] {
         problems.push(format!("status: expected {}, got {}", expected["statusCode"], actual["statusCode"]));
     }
-    let headers = &actual["headers"];
-    if let Some(wanted) = expected["headers"].as_object() {
-        for (name, value) in wanted {
-            let got = headers.get(name.as_str());
-            match (value, got) {
-                (Value::Null, None) => {}
-                (Value::Null, Some(v)) => problems.push(format!("header {name} must be absent, got {v}")),
-                (v, Some(g)) if v == g => {}
-                (v, g) => problems.push(format!("header {name}: expected {v}, got {g:?}")),
+    let headers = response_headers(actual);
+    for (header, wanted) in expected["headers"].as_object().into_iter().flatten() {
+        let got = headers.get(&header.to_ascii_lowercase());
+        match (wanted, got) {
+            (Value::Null, None) => {}
+            (Value::Null, Some(v)) => problems.push(format!("header {header} must be absent, got {v:?}")),
+            (_, None) => problems.push(format!("header {header}: expected {wanted}, got none")),
+            (Value::Object(m), Some(v)) if is_matcher(m) => {
+                check_matcher(m, &Value::from(v.as_str()), &format!("header {header}"), &mut problems);
             }
+            (_, Some(v)) if wanted.as_str() == Some(v.as_str()) => {}
+            (_, Some(v)) => problems.push(format!("header {header}: expected {wanted}, got {v:?}")),
         }
     }
     let body = actual["body"].as_str().unwrap_or("");
-    match &expected["body"] {
-        Value::Null => {
-            if !body.is_empty() {
-                problems.push(format!("body must be empty, got {body}"));
-            }
-        }
-        wanted => match serde_json::from_str::<Value>(body) {
+    match expected.get("body") {
+        Some(Value::Null) if !body.is_empty() => problems.push(format!("body must be empty, got {body}")),
+        None | Some(Value::Null) => {}
+        Some(wanted) => match serde_json::from_str::<Value>(body) {
             Ok(got) => subset(wanted, &got, "body", &mut problems),
             Err(_) => problems.push(format!("body is not JSON: {body:?}")),
         },
@@ -94,31 +266,77 @@ fn compare(name: &str, expected: &Value, actual: &Value) -> Vec<String> {
     problems.into_iter().map(|p| format!("{name}: {p}")).collect()
 }
 
-#[tokio::test]
-async fn every_recorded_event_replays_to_its_expected_response() {
+/// A client for the local DynamoDB, to drop each replay's table afterwards.
+async fn dynamodb() -> aws_sdk_dynamodb::Client {
+    let config = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .region(aws_config::Region::new("us-east-1"))
+        .endpoint_url(common::dynamodb_endpoint())
+        .credentials_provider(aws_sdk_dynamodb::config::Credentials::new("local", "local", None, None, "local"))
+        .load()
+        .await;
+    aws_sdk_dynamodb::Client::new(&config)
+}
+
+/// Replays one event file against a fresh harness (its own seeded table),
+/// then drops the table.
+async fn replay(name: String, event: String, expected: Value, db: aws_sdk_dynamodb::Client) -> Vec<String> {
     let harness = replay_harness();
-    let app = harness.app().await;
+    let filled = fill(&event, &harness);
+    if filled.contains("{{") && filled.contains("}}") {
+        return vec![format!("{name}: unknown placeholder left in the event")];
+    }
+    let actual = invoke(harness.app().await, &filled).await;
+    let _ = db.delete_table().table_name(&harness.table).send().await;
+    compare(&name, &expected, &actual)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_recorded_event_replays_to_its_expected_response() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("events");
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
         .expect("events/ exists")
         .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
-        .filter(|n| n.ends_with(".json") && !n.ends_with(".expected.json"))
+        .filter(|n| n.ends_with(".json"))
         .collect();
-    names.sort();
-    assert!(names.len() >= 6, "expected the recorded events, found {names:?}");
+    files.sort();
     let mut problems = Vec::new();
-    for name in &names {
+    for name in files.iter().filter(|n| n.ends_with(".expected.json")) {
+        if !files.contains(&name.replace(".expected.json", ".json")) {
+            problems.push(format!("{name}: no event beside it"));
+        }
+    }
+    let names: Vec<&String> = files.iter().filter(|n| !n.ends_with(".expected.json")).collect();
+    assert!(names.len() >= 60, "expected the recorded events, found {names:?}");
+
+    let db = dynamodb().await;
+    let permits = Arc::new(Semaphore::new(CONCURRENCY));
+    let mut tasks = JoinSet::new();
+    for name in names {
         let event = std::fs::read_to_string(dir.join(name)).expect("event readable");
         let expected_path = dir.join(name.replace(".json", ".expected.json"));
         let Ok(expected) = std::fs::read_to_string(&expected_path) else {
             problems.push(format!("{name}: no expected file {}", expected_path.display()));
             continue;
         };
-        let expected: Value = serde_json::from_str(&expected).expect("expected file is JSON");
-        let actual = invoke(Arc::clone(&app), &fill(&event, &harness)).await;
-        problems.extend(compare(name, &expected, &actual));
+        let expected: Value = serde_json::from_str(&expected).unwrap_or_else(|e| panic!("{name}: expected file: {e}"));
+        let (name, permits, db) = (name.clone(), Arc::clone(&permits), db.clone());
+        tasks.spawn(async move {
+            let _permit = permits.acquire_owned().await.expect("semaphore open");
+            // A panic (a harness that cannot be built) is reported with the event's name.
+            match tokio::spawn(replay(name.clone(), event, expected, db)).await {
+                Ok(found) => found,
+                Err(e) => vec![format!("{name}: the replay panicked: {e}")],
+            }
+        });
     }
-    assert!(problems.is_empty(), "{} event(s) differ:\n{}", problems.len(), problems.join("\n"));
+    while let Some(done) = tasks.join_next().await {
+        match done {
+            Ok(found) => problems.extend(found),
+            Err(e) => problems.push(format!("a replay panicked: {e}")),
+        }
+    }
+    problems.sort();
+    assert!(problems.is_empty(), "{} problem(s):\n{}", problems.len(), problems.join("\n"));
 }
 
 #[tokio::test]
@@ -128,7 +346,27 @@ async fn a_changed_expectation_is_reported() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("events");
     let event = std::fs::read_to_string(dir.join("mcp-2026-server-discover.json")).expect("event");
     let actual = invoke(harness.app().await, &fill(&event, &harness)).await;
+    let _ = dynamodb().await.delete_table().table_name(&harness.table).send().await;
     let wrong =
         serde_json::json!({"statusCode": 200, "headers": {"mcp-session-id": "x"}, "body": {"result": {"ttlMs": 1}}});
     assert_eq!(compare("discover", &wrong, &actual).len(), 2);
+    // And each matcher.
+    let wrong = json!({"statusCode": 200, "headers": {"content-type": {"$prefix": "text/"}}, "body": {"result": {
+        "resultType": "$absent",
+        "supportedVersions": {"$unordered": ["2026-07-28", "2025-06-18", "2024-11-05"]},
+        "ttlMs": {"$type": "string"},
+        "capabilities": {"$exact": {"tools": {}}},
+        "instructions": {"$contains": ["no such words"], "$excludes": ["third-party"]},
+        "cacheScope": {"$json": {}},
+    }}});
+    assert_eq!(compare("discover", &wrong, &actual).len(), 8, "{:#?}", compare("discover", &wrong, &actual));
+    let right = json!({"statusCode": 200, "headers": {"content-type": {"$prefix": "application/"}}, "body": {"result": {
+        "resultType": "complete",
+        "logging": "$absent",
+        "supportedVersions": {"$unordered": ["2025-03-26", "2026-07-28", "2025-06-18"]},
+        "ttlMs": {"$type": "integer"},
+        "capabilities": {"$exact": {"tools": {}, "resources": {}, "prompts": {}, "completions": {}}},
+        "instructions": {"$contains": ["third-party"], "$excludes": ["no such words"]},
+    }}});
+    assert_eq!(compare("discover", &right, &actual), Vec::<String>::new());
 }
