@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The local DynamoDB-compatible server (moto in server mode), installed into
+# The local DynamoDB-compatible server (moto in server mode, started by
+# scripts/moto_server.py so that every action is atomic), installed into
 # .local/venv on first use and bound to 127.0.0.1 only.
 #   scripts/db.sh start   start it unless something already answers on the port
 #   scripts/db.sh stop    stop the server this script started (by its PID)
@@ -29,7 +30,7 @@ case "${1:-start}" in
     fi
     install
     mkdir -p .local
-    nohup "$VENV/bin/moto_server" -H 127.0.0.1 -p "$PORT" >"$LOG" 2>&1 &
+    nohup "$VENV/bin/python" scripts/moto_server.py 127.0.0.1 "$PORT" >"$LOG" 2>&1 &
     echo $! >"$PIDFILE"
     for _ in $(seq 1 100); do
       if answering; then

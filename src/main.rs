@@ -87,7 +87,13 @@ async fn invoke(mut config: Config, path: &str) -> Result<(), String> {
     let dev = config.dev_issuer.clone().ok_or("invoke needs DEV_ISSUER_KEY (make invoke sets it)")?;
     let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
     let event: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?;
-    let host = event["headers"]["host"].as_str().unwrap_or("127.0.0.1:3000").to_owned();
+    // Header names are case-insensitive (REST API events often say `Host`).
+    let host = event["headers"]
+        .as_object()
+        .and_then(|h| h.iter().find(|(k, _)| k.eq_ignore_ascii_case("host")))
+        .and_then(|(_, v)| v.as_str())
+        .unwrap_or("127.0.0.1:3000")
+        .to_owned();
     let scheme = if host.starts_with("127.0.0.1") || host.starts_with("localhost") { "http" } else { "https" };
     config.mcp_resource = format!("{scheme}://{host}/mcp");
     config.auth.api_audience = format!("{scheme}://{host}/api/v1");
