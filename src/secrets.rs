@@ -1,20 +1,19 @@
-//! Server-side secrets from `SIGNING_SECRET`: signed tokens (cursors,
-//! confirmation state) and sealed values (webhook signing secrets at rest).
+//! Server-side secrets from `SIGNING_SECRET`: opaque, tamper-proof tokens
+//! (cursors, confirmation state) and sealed values (webhook signing secrets at
+//! rest), all AES-256-GCM with a key derived from the secret.
 //!
 //! `SIGNING_SECRET` may list several secrets, comma-separated, for rotation:
-//! the first signs and seals, every one verifies and opens. Each use has its
-//! own purpose string inside the MAC, so a token minted for one purpose (a
-//! cursor) is never accepted for another (a confirmation).
+//! the first seals, every one opens. Each use has its own purpose string as
+//! associated data, so a token minted for one purpose (a cursor) is never
+//! accepted for another (a confirmation).
 
 use aws_lc_rs::aead::{AES_256_GCM, Aad, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
 use aws_lc_rs::digest::{SHA256, digest};
-use aws_lc_rs::hmac;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use serde_json::Value;
 
 pub struct Secrets {
-    macs: Vec<hmac::Key>,
     seals: Vec<LessSafeKey>,
 }
 
@@ -22,7 +21,6 @@ impl Secrets {
     /// From the configured secrets, first one current. Never empty: the
     /// configuration refuses an empty list.
     pub fn new(secrets: &[String]) -> Secrets {
-        let macs = secrets.iter().map(|s| hmac::Key::new(hmac::HMAC_SHA256, s.as_bytes())).collect();
         let seals = secrets
             .iter()
             .filter_map(|s| {
@@ -30,35 +28,7 @@ impl Secrets {
                 UnboundKey::new(&AES_256_GCM, key.as_ref()).ok().map(LessSafeKey::new)
             })
             .collect();
-        Secrets { macs, seals }
-    }
-
-    fn mac(key: &hmac::Key, purpose: &str, body: &str) -> hmac::Tag {
-        hmac::sign(key, &[purpose.as_bytes(), b"\0", body.as_bytes()].concat())
-    }
-
-    /// `v1.<base64url(payload)>.<base64url(mac)>`.
-    pub fn sign(&self, purpose: &str, payload: &Value) -> String {
-        let body = B64.encode(payload.to_string());
-        let tag = self.macs.first().map(|k| Self::mac(k, purpose, &body));
-        let tag = tag.map(|t| B64.encode(t.as_ref())).unwrap_or_default();
-        format!("v1.{body}.{tag}")
-    }
-
-    /// The payload of a token signed for `purpose` by any current secret.
-    pub fn verify(&self, purpose: &str, token: &str) -> Option<Value> {
-        let mut parts = token.split('.');
-        let (Some("v1"), Some(body), Some(tag), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
-            return None;
-        };
-        let tag = B64.decode(tag).ok()?;
-        // hmac::verify compares in constant time.
-        let message = [purpose.as_bytes(), b"\0", body.as_bytes()].concat();
-        let authentic = self.macs.iter().any(|k| hmac::verify(k, &message, &tag).is_ok());
-        if !authentic {
-            return None;
-        }
-        serde_json::from_slice(&B64.decode(body).ok()?).ok()
+        Secrets { seals }
     }
 
     /// Encrypts `plaintext` (AES-256-GCM, random nonce) for storage.
@@ -117,17 +87,14 @@ mod tests {
     }
 
     #[test]
-    fn tokens_verify_only_for_their_purpose_and_unaltered() {
+    fn tokens_open_only_for_their_purpose_and_key() {
         let s = secrets(&["one"]);
-        let token = s.sign("cursor", &json!({"k": 1}));
-        assert_eq!(s.verify("cursor", &token), Some(json!({"k": 1})));
-        assert_eq!(s.verify("confirm", &token), None);
-        let mut altered = token.clone();
-        altered.push('A');
-        assert_eq!(s.verify("cursor", &altered), None);
-        let forged = format!("v1.{}.{}", B64.encode(json!({"k": 2}).to_string()), token.rsplit('.').next().unwrap());
-        assert_eq!(s.verify("cursor", &forged), None);
-        assert_eq!(secrets(&["other"]).verify("cursor", &token), None);
+        let token = s.seal_token("cursor", &json!({"k": 1})).unwrap();
+        assert_eq!(s.open_token("cursor", &token), Some(json!({"k": 1})));
+        assert_eq!(s.open_token("confirm", &token), None);
+        assert_eq!(s.open_token("cursor", &format!("{token}A")), None);
+        assert_eq!(s.open_token("cursor", "v1.AAAA.AAAA"), None);
+        assert_eq!(secrets(&["other"]).open_token("cursor", &token), None);
     }
 
     #[test]
@@ -149,10 +116,10 @@ mod tests {
     #[test]
     fn rotation_keeps_old_tokens_and_sealed_values_readable() {
         let old = secrets(&["old"]);
-        let token = old.sign("cursor", &json!(1));
+        let token = old.seal_token("cursor", &json!(1)).unwrap();
         let sealed = old.seal("whsec_abc").unwrap();
         let rotated = secrets(&["new", "old"]);
-        assert_eq!(rotated.verify("cursor", &token), Some(json!(1)));
+        assert_eq!(rotated.open_token("cursor", &token), Some(json!(1)));
         assert_eq!(rotated.unseal(&sealed).as_deref(), Some("whsec_abc"));
         assert_eq!(secrets(&["new"]).unseal(&sealed), None);
     }
