@@ -1,16 +1,20 @@
 //! Kobana Autonomous Inbox: the remote MCP server and the `/api/v1` REST API
-//! it mirrors, as one AWS Lambda behind API Gateway.
+//! it mirrors, as one AWS Lambda behind API Gateway, plus the worker Lambda
+//! that runs long operations.
 //!
 //! ```text
 //! API Gateway event ─┐
-//! local HTTP port  ──┴─► http::handle(&App, Request) ─► /mcp ─► mcp (both protocol eras)
-//!                                                    ├─► /.well-known/oauth-protected-resource[/mcp]
-//!                                                    └─► /health
-//! every protected request: auth (JWT against the cached JWKS) → rate limit → tenancy → …
+//! local HTTP port  ──┴─► http::handle(&App, Request) ─► /mcp ─► mcp (both eras) ─► tool row ─┐
+//!                                                    ├─► /api/v1 ─► api::rest ─► api::dispatch ◄┘ in-process
+//!                                                    └─► /.well-known/…, /health
+//! every protected request: auth (JWT, cached JWKS) → rate limit → tenancy → handler → store
+//! DynamoDB stream (new jobs) ─► bin/worker ─► jobs::run ─► effects (boleto, webhooks)
+//! local mode: jobs::poll runs the same jobs::run in-process
 //! ```
 //!
-//! Dependencies point one way: `http` → `mcp` → `tenancy` → `store` → `domain`;
-//! `auth` knows nothing of MCP or storage; only `store` talks to DynamoDB.
+//! Dependencies point one way: `http` → `mcp` → `api` → `store` → `domain`;
+//! `jobs` → `store`, `webhooks`; `auth` knows nothing of MCP or storage; only
+//! `store` talks to DynamoDB; only `http` and the binaries see `lambda_http`.
 
 pub mod api;
 pub mod app;
