@@ -22,6 +22,7 @@ use crate::domain::records::{EventType, JobKind, Webhook, WebhookStatus};
 use crate::store::StoreError;
 use crate::store::keys;
 use crate::store::records::StoredWebhook;
+use crate::webhooks::{Refusal, check_target};
 
 fn not_found() -> ApiError {
     ApiError::NotFound { what: "Webhook" }
@@ -64,36 +65,30 @@ pub fn parse_url(raw: &str, allow_loopback: bool) -> Result<url::Url, ApiError> 
         return Err(bad("must have at most 2048 characters"));
     }
     let url = url::Url::parse(raw.trim()).map_err(|_| bad("must be an absolute URL"))?;
-    let host = url.host().ok_or_else(|| bad("must have a host"))?;
+    let localhost = match url.host() {
+        None => return Err(bad("must have a host")),
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(_) => false,
+    };
     if !url.username().is_empty() || url.password().is_some() {
         return Err(bad("must not contain credentials"));
     }
     if url.fragment().is_some() {
         return Err(bad("must not have a fragment"));
     }
-    let loopback = match &host {
-        url::Host::Domain(d) => d.eq_ignore_ascii_case("localhost"),
-        url::Host::Ipv4(ip) => ip.is_loopback(),
-        url::Host::Ipv6(ip) => ip.is_loopback(),
-    };
-    match url.scheme() {
-        "https" => {}
-        "http" if allow_loopback && loopback => {}
-        _ => return Err(bad("must use https")),
+    // The same rules every delivery applies, worded for the registering client.
+    match check_target(&url, allow_loopback) {
+        Ok(()) => {}
+        Err(Refusal::NoHost) => return Err(bad("must have a host")),
+        Err(Refusal::Scheme(_)) => return Err(bad("must use https")),
+        Err(Refusal::Address(ip)) if ip.is_loopback() => return Err(bad("must not point at this machine")),
+        Err(Refusal::Address(_)) => {
+            return Err(bad("must not point at a private, loopback, link-local or reserved address"));
+        }
     }
-    if loopback && !allow_loopback {
+    // A name that is this machine by definition is refused now, not at the first delivery.
+    if localhost && !allow_loopback {
         return Err(bad("must not point at this machine"));
-    }
-    let literal = match host {
-        url::Host::Ipv4(ip) => Some(std::net::IpAddr::V4(ip)),
-        url::Host::Ipv6(ip) => Some(std::net::IpAddr::V6(ip)),
-        url::Host::Domain(_) => None,
-    };
-    if let Some(ip) = literal
-        && !(allow_loopback && ip.is_loopback())
-        && !crate::net::is_public(ip)
-    {
-        return Err(bad("must not point at a private, loopback, link-local or reserved address"));
     }
     Ok(url)
 }

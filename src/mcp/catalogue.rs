@@ -80,10 +80,6 @@ impl Default for Catalogue {
     }
 }
 
-fn version_index(version: ProtocolVersion) -> usize {
-    ProtocolVersion::SUPPORTED.iter().position(|v| *v == version).unwrap_or(0)
-}
-
 impl Catalogue {
     pub fn new() -> Self {
         let tools = rows()
@@ -112,7 +108,7 @@ impl Catalogue {
 
     /// The tools this caller can run, in catalogue order, shaped for `version`.
     pub fn list(&self, version: ProtocolVersion, principal: &Principal, role: Role) -> Vec<Value> {
-        let i = version_index(version);
+        let i = version.index();
         self.tools.iter().filter(|t| t.visible_to(principal, role)).map(|t| t.rendered[i].clone()).collect()
     }
 
@@ -273,7 +269,7 @@ mod tests {
             assert!(Route::parse(tool.row.method, &sample).is_ok(), "{}", tool.row.name);
             assert_eq!(tool.row.destructive, !tool.row.effect.is_empty(), "{}", tool.row.name);
             for version in ProtocolVersion::SUPPORTED {
-                assert_eq!(tool.rendered[version_index(version)]["inputSchema"]["type"], "object");
+                assert_eq!(tool.rendered[version.index()]["inputSchema"]["type"], "object");
             }
         }
     }

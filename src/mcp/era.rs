@@ -43,6 +43,15 @@ impl ProtocolVersion {
         Self::parse(s).filter(|v| *v != Self::V2026_07_28)
     }
 
+    /// Position in `SUPPORTED`: per-version renderings are kept in arrays in this order.
+    pub fn index(self) -> usize {
+        match self {
+            Self::V2026_07_28 => 0,
+            Self::V2025_06_18 => 1,
+            Self::V2025_03_26 => 2,
+        }
+    }
+
     pub fn supported_strings() -> Vec<&'static str> {
         Self::SUPPORTED.iter().map(|v| v.as_str()).collect()
     }
@@ -362,6 +371,13 @@ pub fn encode_name(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn index_is_the_position_in_supported() {
+        for (i, v) in ProtocolVersion::SUPPORTED.into_iter().enumerate() {
+            assert_eq!(v.index(), i, "{}", v.as_str());
+        }
+    }
 
     #[test]
     fn sentinel_decoding_is_strict() {

@@ -8,9 +8,8 @@ use super::era::{Era, ProtocolVersion};
 use super::jsonrpc::{ErrorCode, RpcError};
 use super::{Call, McpServer, Outcome, capabilities, server_info};
 
-/// Methods served in the stateless era.
-const STATELESS: &[&str] = &[
-    "server/discover",
+/// Methods served in both eras.
+const BOTH: &[&str] = &[
     "tools/list",
     "tools/call",
     "resources/list",
@@ -21,26 +20,14 @@ const STATELESS: &[&str] = &[
     "completion/complete",
 ];
 
-/// Methods served in the handshake era.
-const HANDSHAKE: &[&str] = &[
-    "initialize",
-    "ping",
-    "tools/list",
-    "tools/call",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "prompts/list",
-    "prompts/get",
-    "completion/complete",
-];
-
-/// Stage G: is `method` served in `era`?
+/// Stage G: is `method` served in `era`? Discovery exists only in the
+/// stateless era; the handshake and `ping` only in the handshake era.
 pub fn is_served(era: Era, method: &str) -> bool {
-    match era {
-        Era::Stateless => STATELESS.contains(&method),
-        Era::Handshake(_) => HANDSHAKE.contains(&method),
-    }
+    let own: &[&str] = match era {
+        Era::Stateless => &["server/discover"],
+        Era::Handshake(_) => &["initialize", "ping"],
+    };
+    own.contains(&method) || BOTH.contains(&method)
 }
 
 /// Methods that act on a workspace (everything but discovery and the handshake).

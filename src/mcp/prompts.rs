@@ -171,7 +171,7 @@ impl Prompts {
 
     /// The prompts whose tools this caller may use.
     pub fn list(&self, version: ProtocolVersion, principal: &Principal) -> Vec<Value> {
-        let index = ProtocolVersion::SUPPORTED.iter().position(|v| *v == version).unwrap_or(0);
+        let index = version.index();
         PROMPTS.iter().zip(&self.listed[index]).filter(|(p, _)| may_use(p, principal)).map(|(_, v)| v.clone()).collect()
     }
 

@@ -106,10 +106,6 @@ impl Default for Resources {
     }
 }
 
-fn index(version: ProtocolVersion) -> usize {
-    ProtocolVersion::SUPPORTED.iter().position(|v| *v == version).unwrap_or(0)
-}
-
 fn titled(entry: &mut Map<String, Value>, version: ProtocolVersion, title: &str) {
     if version != ProtocolVersion::V2025_03_26 {
         entry.insert("title".into(), Value::from(title));
@@ -150,15 +146,15 @@ impl Resources {
     pub fn list(&self, version: ProtocolVersion, principal: &Principal) -> Vec<Value> {
         let mut list = Vec::with_capacity(DOCUMENTS.len() + 1);
         if WORKSPACE_SCOPES.iter().all(|s| principal.has(*s)) {
-            list.push(self.workspace[index(version)].clone());
+            list.push(self.workspace[version.index()].clone());
         }
-        list.extend(self.listed[index(version)].iter().cloned());
+        list.extend(self.listed[version.index()].iter().cloned());
         list
     }
 
     /// The templates this caller may read.
     pub fn templates(&self, version: ProtocolVersion, principal: &Principal) -> Vec<Value> {
-        self.templates[index(version)]
+        self.templates[version.index()]
             .iter()
             .filter(|(i, _)| TEMPLATES[*i].scopes.iter().any(|s| principal.has(*s)))
             .map(|(_, v)| v.clone())

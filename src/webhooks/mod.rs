@@ -78,6 +78,47 @@ impl reqwest::dns::Resolve for Guard {
     }
 }
 
+/// Why a URL fails the scheme and literal-address rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    NoHost,
+    /// Anything but `https` (plain `http` passes only for loopback under the development flag).
+    Scheme(String),
+    /// A literal address in a refused range.
+    Address(IpAddr),
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::NoHost => f.write_str("the URL has no host"),
+            Refusal::Scheme(scheme) => write!(f, "scheme {scheme} is refused: https is required"),
+            Refusal::Address(ip) => write!(f, "address {ip} is refused"),
+        }
+    }
+}
+
+/// The scheme and literal-address rules every webhook URL meets, at
+/// registration and again at every delivery. Host names are checked by the
+/// resolver (`Guard`) when the call is made.
+pub fn check_target(url: &url::Url, allow_loopback: bool) -> Result<(), Refusal> {
+    let (loopback_host, literal) = match url.host() {
+        Some(url::Host::Ipv4(ip)) => (ip.is_loopback(), Some(IpAddr::V4(ip))),
+        Some(url::Host::Ipv6(ip)) => (ip.is_loopback(), Some(IpAddr::V6(ip))),
+        Some(url::Host::Domain(d)) => (d.eq_ignore_ascii_case("localhost"), None),
+        None => return Err(Refusal::NoHost),
+    };
+    match url.scheme() {
+        "https" => {}
+        "http" if allow_loopback && loopback_host => {}
+        other => return Err(Refusal::Scheme(other.to_owned())),
+    }
+    match literal {
+        Some(ip) if !allowed(ip, allow_loopback) => Err(Refusal::Address(ip)),
+        _ => Ok(()),
+    }
+}
+
 /// The outcome of one delivery attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Attempt {
@@ -113,28 +154,7 @@ impl Outbound {
 
     /// Checks a URL against the scheme and literal-address rules.
     pub fn check_url(&self, url: &url::Url) -> Result<(), String> {
-        let loopback_host = match url.host() {
-            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-            Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-            None => return Err("the URL has no host".into()),
-        };
-        match url.scheme() {
-            "https" => {}
-            "http" if self.allow_loopback && loopback_host => {}
-            other => return Err(format!("scheme {other} is refused: https is required")),
-        }
-        let literal = match url.host() {
-            Some(url::Host::Ipv4(ip)) => Some(IpAddr::V4(ip)),
-            Some(url::Host::Ipv6(ip)) => Some(IpAddr::V6(ip)),
-            _ => None,
-        };
-        if let Some(ip) = literal
-            && !allowed(ip, self.allow_loopback)
-        {
-            return Err(format!("address {ip} is refused"));
-        }
-        Ok(())
+        check_target(url, self.allow_loopback).map_err(|refusal| refusal.to_string())
     }
 
     /// POSTs `body` to `url` with the signature headers. Never fails: the
