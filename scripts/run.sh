@@ -27,7 +27,7 @@ cat <<INFO
   Dev issuer JWKS: http://127.0.0.1:$DEV_ISSUER_PORT/jwks.json
   Demo data:       org_demo (ws_main, ws_ops), org_other (ws_other) — see README
 
-  Development token (usr_admin, every scope, 24 h; more with 'make -s token'):
+  Development token (usr_admin, every person scope, 24 h; more with 'make -s token'):
 
 $TOKEN
 

@@ -53,8 +53,14 @@ pub struct Config {
     pub confirmation_ttl_secs: u64,
 }
 
-/// The signing secret of local runs when none is configured. Never accepted on Lambda.
+/// The signing secret of `Config::local` (tests and tools that build their
+/// own configuration). A server started from the environment never uses it:
+/// locally it generates its own secret (`SIGNING_SECRET_FILE`), and on Lambda
+/// this value is refused.
 pub const LOCAL_SIGNING_SECRET: &str = "local-development-signing-secret-not-for-production";
+
+/// Where a local run keeps its generated signing secret when `SIGNING_SECRET` is unset.
+pub const DEFAULT_SIGNING_SECRET_FILE: &str = ".local/signing-secret";
 
 #[derive(Debug, Clone)]
 pub struct AuthConfig {
@@ -157,7 +163,14 @@ impl Config {
         let api_audience = var("API_AUDIENCE").unwrap_or_else(|| default_api_audience(&mcp_resource));
         let signing_secrets = match (list("SIGNING_SECRET"), mode) {
             (secrets, _) if !secrets.is_empty() => secrets,
-            (_, Mode::Local) => vec![LOCAL_SIGNING_SECRET.to_owned()],
+            // Random, generated on first run and kept private on this machine:
+            // a public default would let anyone forge cursors and confirmations.
+            (_, Mode::Local) => {
+                let path = var("SIGNING_SECRET_FILE").unwrap_or_else(|| DEFAULT_SIGNING_SECRET_FILE.into());
+                let seed = crate::dev::load_or_create_seed(std::path::Path::new(&path))
+                    .map_err(|e| ConfigError::Invalid { name: "SIGNING_SECRET_FILE", reason: e.to_string() })?;
+                vec![seed.iter().map(|b| format!("{b:02x}")).collect()]
+            }
             (_, Mode::Lambda) => {
                 return Err(ConfigError::Invalid { name: "SIGNING_SECRET", reason: "is required on Lambda".into() });
             }

@@ -133,12 +133,15 @@ async fn serve_local(config: Config) -> Result<(), String> {
 }
 
 /// Prints a development token. `SUB`, `ORG`, `SCOPES`, `AUD` (`mcp`, `api` or
-/// `both`) and `TTL_SECS` pick its contents.
+/// `both`) and `TTL_SECS` pick its contents; by default the demo admin with
+/// every person scope.
 fn dev_token(config: &Config) -> Result<(), String> {
     let dev = config.dev_issuer.as_ref().ok_or("dev-token needs DEV_ISSUER_KEY (make token sets it)")?;
     let issuer = DevIssuer::load_or_create(&dev.key_path).map_err(|e| e.to_string())?;
     let env = |name: &str, default: &str| std::env::var(name).ok().filter(|v| !v.is_empty()).unwrap_or(default.into());
-    let all_scopes: Vec<&str> = inbox::domain::Scope::ALL.iter().map(|s| s.as_str()).collect();
+    // A person's scopes: `emails:ingest` belongs to the mail pipeline's
+    // machine client (`SUB=svc_mailpipe SCOPES=emails:ingest`), not to people.
+    let user_scopes: Vec<&str> = inbox::domain::Scope::USER.iter().map(|s| s.as_str()).collect();
     let audiences = match env("AUD", "both").as_str() {
         "mcp" => vec![config.mcp_resource.clone()],
         "api" => vec![config.auth.api_audience.clone()],
@@ -152,7 +155,7 @@ fn dev_token(config: &Config) -> Result<(), String> {
             &audiences,
             &env("SUB", "usr_admin"),
             &env("ORG", "org_demo"),
-            &env("SCOPES", &all_scopes.join(" ")),
+            &env("SCOPES", &user_scopes.join(" ")),
             ttl,
         )
         .map_err(|e| e.to_string())?;

@@ -7,6 +7,10 @@
 //! | `org_demo` | `ws_main` | `usr_admin` (admin), `usr_operator` (operator), `usr_viewer` (viewer) | inboxes `inb_bills` (`bills`, allowed senders only) and `inb_receipts` (`receipts`); e-mails in every status; webhook `whk_demo` with deliveries; job `job_demo` |
 //! | `org_demo` | `ws_ops` | `usr_admin` (admin) | inbox `inb_ops`, e-mail `eml_ops_1` |
 //! | `org_other` | `ws_other` | `usr_other` (admin) | inbox `inb_other` (slug `bills` too), e-mail `eml_other_1`, webhook `whk_other` |
+//!
+//! `svc_mailpipe` (a machine client) is registered as the mail pipeline of
+//! every workspace above, in each organization: the only subject that may
+//! ingest e-mails there.
 
 use crate::domain::records::{
     AllowedSender, Attachment, Delivery, DeliveryStatus, Email, EmailStatus, EventType, Extracted, Inbox, InboxStatus,
@@ -19,6 +23,8 @@ use crate::store::{Store, StoreError};
 
 pub const DEMO_ORG: &str = "org_demo";
 pub const OTHER_ORG: &str = "org_other";
+/// The machine client registered as every demo workspace's mail pipeline.
+pub const MAIL_PIPELINE: &str = "svc_mailpipe";
 
 /// The signing secret of the demo webhooks, so local receivers can verify deliveries.
 pub const DEMO_WEBHOOK_SECRET: &str = "whsec_demo_local_only_0000000000000000000000";
@@ -138,6 +144,11 @@ pub async fn seed(store: &Store, secrets: &Secrets) -> Result<(), StoreError> {
     for (org, sub, ws, role) in members {
         let (org, ws) = ids(org, ws)?;
         store.put_membership(&org, sub, &ws, role).await?;
+    }
+    // Each organization's mail pipeline, registered for each of its workspaces.
+    for (org, ws) in [(DEMO_ORG, "ws_main"), (DEMO_ORG, "ws_ops"), (OTHER_ORG, "ws_other")] {
+        let (org, ws) = ids(org, ws)?;
+        store.put_ingestion_client(&org, MAIL_PIPELINE, &ws).await?;
     }
 
     let main = tenant(DEMO_ORG, "ws_main")?;

@@ -57,21 +57,32 @@ async fn member_of(store: &Store, principal: &Principal) -> Result<Vec<Workspace
 }
 
 /// Resolves the workspace for a machine client (the organization's
-/// mail-receiving pipeline): no membership, only a workspace of the token's
-/// organization, named by the header or the only one there is. Two reads.
+/// mail-receiving pipeline). Ingestion is bound to the pipeline: the token's
+/// subject must be registered as an ingestion client of the workspace (an
+/// item beside its memberships), so a person's token that happens to carry
+/// `emails:ingest` cannot write into a workspace. The workspace is named by
+/// the header, or is the organization's only one; an unregistered workspace
+/// is "not found", like a workspace a person is not a member of.
 pub async fn resolve_machine(
     store: &Store,
     principal: &Principal,
     header: Option<&str>,
 ) -> Result<Tenant, TenancyError> {
-    let all = store.org_workspaces(&principal.org).await?;
-    let chosen = match header {
-        Some(value) => WorkspaceId::parse(value).filter(|ws| all.contains(ws)),
-        None if all.len() == 1 => all.first().cloned(),
-        None => return Err(TenancyError::Required { workspaces: all }),
-    };
-    match chosen {
-        Some(workspace) => Ok(Tenant { org: principal.org.clone(), workspace, role: crate::domain::Role::Viewer }),
-        None => Err(TenancyError::NotFound { workspaces: all }),
+    let (org, sub) = (&principal.org, principal.sub.as_str());
+    let tenant = |workspace| Tenant { org: org.clone(), workspace, role: crate::domain::Role::Viewer };
+    if let Some(value) = header {
+        if let Some(ws) = WorkspaceId::parse(value)
+            && store.is_ingestion_client(org, sub, &ws).await?
+        {
+            return Ok(tenant(ws));
+        }
+        return Err(TenancyError::NotFound { workspaces: store.ingestion_workspaces(org, sub).await? });
+    }
+    let (all, registered) = tokio::join!(store.org_workspaces(org), store.ingestion_workspaces(org, sub));
+    let (all, registered) = (all?, registered?);
+    match all.as_slice() {
+        [only] if registered.contains(only) => Ok(tenant(only.clone())),
+        [_] => Err(TenancyError::NotFound { workspaces: registered }),
+        _ => Err(TenancyError::Required { workspaces: registered }),
     }
 }

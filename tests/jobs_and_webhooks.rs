@@ -966,7 +966,12 @@ async fn localhost_through_the_system_resolver_is_refused_without_any_connection
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let port = listener.local_addr().expect("addr").port();
     let client = Outbound::new(false).expect("outbound client");
-    for url in [format!("https://localhost:{port}/hook"), format!("https://LocalHost:{port}/hook")] {
+    for url in [
+        format!("https://localhost:{port}/hook"),
+        format!("https://LocalHost:{port}/hook"),
+        format!("https://localhost.:{port}/hook"),
+        format!("https://api.localhost:{port}/hook"),
+    ] {
         assert_refused(&client.post(&url, "whsec_test", "webhook.test", "dlv_test", BODY).await, &url);
     }
     assert_eq!(connections_made(&listener).await, 0);
@@ -1301,4 +1306,67 @@ async fn two_runners_claiming_one_job_at_the_same_moment_run_it_once() {
         assert_eq!(receiver.hits().len(), 1, "one webhook.test request");
         assert_eq!(deliveries(&h, &webhook).await.len(), 1, "one delivery recorded");
     }
+}
+
+// ---------------------------------------------------------------------------
+// Hostile-review regressions: ingestion authority, disabled webhooks
+// ---------------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_person_token_carrying_emails_ingest_cannot_ingest_without_being_the_registered_pipeline() {
+    let h = Harness::new();
+    let before = get(&h, "/emails?limit=100").await;
+    for (sub, ws) in
+        [("usr_admin", "ws_main"), ("usr_admin", "ws_ops"), ("usr_viewer", "ws_main"), ("svc_other", "ws_main")]
+    {
+        let token = h.token_for(sub, "org_demo", common::ALL_SCOPES);
+        let req =
+            ingest(&h, "inb_bills", &mail("contas@energia.example.com")).token(&token).header("x-workspace-id", ws);
+        let resp = send(req).await;
+        let body = resp.json();
+        assert_eq!((resp.status, &body["error"]["code"]), (400, &json!("workspace_not_found")), "{sub}@{ws}: {body}");
+        assert_eq!(body["error"]["details"]["workspaces"], json!([]), "{sub} may ingest nowhere: {body}");
+    }
+    assert_eq!(get(&h, "/emails?limit=100").await, before, "nothing was stored");
+    // The registered pipeline is told where it may ingest.
+    let resp =
+        send(ingest(&h, "inb_bills", &mail("contas@energia.example.com")).header("x-workspace-id", "ws_x")).await;
+    let body = resp.json();
+    assert_eq!(body["error"]["details"]["workspaces"], json!(["ws_main", "ws_ops"]), "{body}");
+}
+
+#[tokio::test]
+async fn testing_or_resending_to_a_disabled_webhook_is_409_webhook_disabled_and_enqueues_nothing() {
+    let h = Harness::new();
+    let receiver = Receiver::start().await;
+    let (webhook, _) = register_webhook(&h, &receiver.url()).await;
+    let job_id = reprocess(&h, "eml_energy_nov").await;
+    run_job(&h, &job_id).await;
+    let delivery = id_of(&deliveries(&h, &webhook).await[0]);
+    let resp = send(h.api("PUT", "/webhooks").json(&json!({"url": receiver.url(), "status": "disabled"}))).await;
+    assert_eq!(resp.status, 200, "{}", resp.json());
+
+    for path in [format!("/webhooks/{webhook}/test"), format!("/webhook_deliveries/{delivery}/resend")] {
+        let (status, body) = rest(&h, "POST", &path).await;
+        assert_eq!((status, &body["error"]["code"]), (409, &json!("webhook_disabled")), "{path}: {body}");
+    }
+    let app = h.app().await;
+    let queued = app.store.queued_jobs(10).await.expect("queue");
+    assert_eq!(queued.len(), 0, "nothing was enqueued");
+    assert_eq!(receiver.hits().len(), 1, "only the first delivery: {:?}", receiver.hits());
+}
+
+#[tokio::test]
+async fn a_webhook_disabled_after_its_test_was_enqueued_receives_nothing_and_the_job_says_why() {
+    let h = Harness::new();
+    let receiver = Receiver::start().await;
+    let (webhook, _) = register_webhook(&h, &receiver.url()).await;
+    let job = test_webhook(&h, &webhook).await;
+    let resp = send(h.api("PUT", "/webhooks").json(&json!({"url": receiver.url(), "status": "disabled"}))).await;
+    assert_eq!(resp.status, 200, "{}", resp.json());
+    assert_eq!(run_job(&h, &job).await, Ran::Finished(JobStatus::Failed));
+    let finished = get(&h, &format!("/jobs/{job}")).await["data"].clone();
+    assert!(finished["error"].as_str().is_some_and(|e| e.contains("disabled")), "{finished}");
+    assert!(receiver.hits().is_empty(), "{:?}", receiver.hits());
+    assert!(deliveries(&h, &webhook).await.is_empty(), "no delivery recorded");
 }

@@ -2,21 +2,71 @@
 
 mod common;
 
+use std::time::{Duration, Instant};
+
+use inbox::http::local::ReadTimeouts;
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::{TcpListener, TcpStream};
 
 /// Serves a fresh harness's app on an ephemeral loopback port; returns the
 /// base URL, a token, and the sender that stops the server when dropped.
 async fn start() -> (String, String, tokio::sync::oneshot::Sender<()>) {
+    let (base, token, stop, _) = start_with(ReadTimeouts::default()).await;
+    (base, token, stop)
+}
+
+async fn start_with(timeouts: ReadTimeouts) -> (String, String, tokio::sync::oneshot::Sender<()>, common::Harness) {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
     let port = listener.local_addr().expect("addr").port();
     let harness = common::Harness::with_config(move |c| c.port = port);
     let app = harness.app().await;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(inbox::http::local::serve(listener, app, async {
+    let shutdown = async {
         let _ = stopped.await;
-    }));
-    (format!("http://127.0.0.1:{port}"), harness.admin_token(), stop)
+    };
+    tokio::spawn(inbox::http::local::serve_with(listener, app, shutdown, timeouts));
+    let token = harness.admin_token();
+    (format!("http://127.0.0.1:{port}"), token, stop, harness)
+}
+
+/// Writes `request` on a fresh connection, half-closes it when `close` is
+/// set, and reads the whole answer (bounded by `wait`).
+async fn raw_exchange(base: &str, request: &[u8], close: bool, wait: Duration) -> String {
+    let addr = base.trim_start_matches("http://");
+    let mut stream = TcpStream::connect(addr).await.expect("connect");
+    stream.write_all(request).await.expect("write");
+    if close {
+        stream.shutdown().await.expect("half-close");
+    }
+    let mut answer = Vec::new();
+    match tokio::time::timeout(wait, stream.read_to_end(&mut answer)).await {
+        Ok(read) => {
+            read.expect("read");
+        }
+        Err(_) => panic!("no answer within {wait:?}; got {:?}", String::from_utf8_lossy(&answer)),
+    }
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+/// The JSON body of a raw HTTP/1.1 answer.
+fn raw_body(answer: &str) -> Value {
+    let body = answer.split("\r\n\r\n").nth(1).unwrap_or("");
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("body is not JSON ({e}): {answer}"))
+}
+
+/// The inboxes of ws_main with `slug`, read through the handler.
+async fn inboxes_with_slug(h: &common::Harness, slug: &str) -> usize {
+    let resp = h.api("GET", "/inboxes?limit=100").send().await;
+    let body = resp.json();
+    body["data"].as_array().expect("list").iter().filter(|i| i["slug"] == slug).count()
+}
+
+fn head(method: &str, path: &str, addr: &str, token: &str, extra: &str) -> String {
+    format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nX-Workspace-Id: ws_main\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{extra}\r\n"
+    )
 }
 
 fn discover() -> Value {
@@ -103,4 +153,94 @@ async fn local_port_refuses_a_foreign_host_header() {
         .await
         .expect("request");
     assert_eq!(response.status(), 403);
+}
+
+#[tokio::test]
+async fn a_body_cut_off_before_its_content_length_is_400_and_creates_nothing() {
+    let (base, token, _stop, h) = start_with(ReadTimeouts::default()).await;
+    let addr = base.trim_start_matches("http://").to_owned();
+    let body = json!({"slug": "cut-off", "name": "Cut off"}).to_string();
+    // REST: Content-Length larger than what is sent, then a half-close.
+    let request = head("PUT", "/api/v1/inboxes", &addr, &token, &format!("Content-Length: {}\r\n", body.len() + 10));
+    let answer = raw_exchange(&base, format!("{request}{body}").as_bytes(), true, Duration::from_secs(10)).await;
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert_eq!(raw_body(&answer)["error"]["code"], "invalid_body", "{answer}");
+    // MCP: the same upsert as a tool call.
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "inboxes_upsert",
+        "arguments": {"slug": "cut-off", "name": "Cut off"}, "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}}})
+    .to_string();
+    let extra = format!(
+        "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: inboxes_upsert\r\nContent-Length: {}\r\n",
+        call.len() + 10
+    );
+    let request = head("POST", "/mcp", &addr, &token, &extra);
+    let answer = raw_exchange(&base, format!("{request}{call}").as_bytes(), true, Duration::from_secs(10)).await;
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    let rpc = raw_body(&answer);
+    assert_eq!((&rpc["error"]["code"], &rpc["id"]), (&json!(-32700), &Value::Null), "{answer}");
+    assert_eq!(inboxes_with_slug(&h, "cut-off").await, 0, "nothing was created");
+}
+
+#[tokio::test]
+async fn a_chunked_body_with_a_bad_chunk_header_is_400_and_creates_nothing() {
+    let (base, token, _stop, h) = start_with(ReadTimeouts::default()).await;
+    let addr = base.trim_start_matches("http://").to_owned();
+    let body = json!({"slug": "bad-chunk", "name": "Bad chunk"}).to_string();
+    let request = head("PUT", "/api/v1/inboxes", &addr, &token, "Transfer-Encoding: chunked\r\n");
+    // A whole valid chunk with the JSON, then a chunk header that is not hex.
+    let framed = format!("{request}{:x}\r\n{body}\r\nzz\r\n", body.len());
+    let answer = raw_exchange(&base, framed.as_bytes(), true, Duration::from_secs(10)).await;
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert_eq!(inboxes_with_slug(&h, "bad-chunk").await, 0, "nothing was created");
+    // The same body, well framed, is created: the refusal was the framing.
+    let framed = format!("{request}{:x}\r\n{body}\r\n0\r\n\r\n", body.len());
+    let request =
+        framed.replace("Transfer-Encoding: chunked\r\n", "Transfer-Encoding: chunked\r\nConnection: close\r\n");
+    let answer = raw_exchange(&base, request.as_bytes(), false, Duration::from_secs(10)).await;
+    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+    assert_eq!(inboxes_with_slug(&h, "bad-chunk").await, 1);
+}
+
+#[tokio::test]
+async fn a_client_that_never_finishes_its_headers_is_disconnected_after_the_header_timeout() {
+    let timeouts = ReadTimeouts { headers: Duration::from_millis(300), body: Duration::from_secs(10) };
+    let (base, _token, _stop, _h) = start_with(timeouts).await;
+    let started = Instant::now();
+    let addr = base.trim_start_matches("http://");
+    // Partial headers, the connection left open.
+    let partial = format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: appl");
+    let answer = raw_exchange(&base, partial.as_bytes(), false, Duration::from_secs(5)).await;
+    assert!(started.elapsed() < Duration::from_secs(5), "closed by the server");
+    assert!(answer.is_empty() || answer.starts_with("HTTP/1.1 408"), "{answer}");
+}
+
+#[tokio::test]
+async fn a_body_that_stops_arriving_is_408_after_the_body_timeout_and_creates_nothing() {
+    let timeouts = ReadTimeouts { headers: Duration::from_secs(10), body: Duration::from_millis(300) };
+    let (base, token, _stop, h) = start_with(timeouts).await;
+    let addr = base.trim_start_matches("http://").to_owned();
+    let body = json!({"slug": "slow-body", "name": "Slow"}).to_string();
+    let request = head("PUT", "/api/v1/inboxes", &addr, &token, &format!("Content-Length: {}\r\n", body.len()));
+    // Half of the body, then nothing (the connection stays open).
+    let sent = format!("{request}{}", &body[..body.len() / 2]);
+    let answer = raw_exchange(&base, sent.as_bytes(), false, Duration::from_secs(5)).await;
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert_eq!(raw_body(&answer)["error"]["code"], "request_timeout", "{answer}");
+    assert_eq!(inboxes_with_slug(&h, "slow-body").await, 0, "nothing was created");
+}
+
+#[tokio::test]
+async fn a_declared_content_length_over_the_limit_is_413_without_waiting_for_the_body() {
+    let (base, token, _stop) = start().await;
+    let addr = base.trim_start_matches("http://").to_owned();
+    let declared = inbox::mcp::MAX_BODY_BYTES + 1;
+    for path in ["/mcp", "/api/v1/inboxes"] {
+        let method = if path == "/mcp" { "POST" } else { "PUT" };
+        let request = head(method, path, &addr, &token, &format!("Content-Length: {declared}\r\n"));
+        // Not one byte of the body is sent, and the connection stays open:
+        // only an answer from the header can arrive.
+        let answer = raw_exchange(&base, request.as_bytes(), false, Duration::from_secs(5)).await;
+        assert!(answer.starts_with("HTTP/1.1 413"), "{path}: {answer}");
+    }
 }

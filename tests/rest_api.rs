@@ -1619,3 +1619,165 @@ async fn a_request_without_a_token_is_401_with_the_api_resource_metadata() {
     let challenge = resp.header("www-authenticate").expect("challenge");
     assert!(challenge.contains(API_METADATA), "{challenge}");
 }
+
+// ================================================ 9. hostile-review regressions
+
+#[tokio::test]
+async fn an_idempotent_replay_checks_the_scope_of_the_token_that_replays() {
+    let h = Harness::new();
+    let body = json!({"url": "https://replay-scope.example.com/hook"});
+    let first = h.api("PUT", "/webhooks").header("idempotency-key", "K-scope").json(&body).send_boxed().await;
+    let created = ok(&first, 201, "first");
+    assert!(created["data"]["secret"].is_string(), "{created}");
+    let id = created["data"]["id"].as_str().expect("id").to_owned();
+    let rotated = h.api("POST", &format!("/webhooks/{id}/rotate_secret")).header("idempotency-key", "K-rot");
+    ok(&rotated.send_boxed().await, 200, "rotate");
+
+    // The same person, now holding only webhooks:read.
+    let reader = h.token_for("usr_admin", "org_demo", "webhooks:read");
+    let replay = h.api("PUT", "/webhooks").token(&reader).header("idempotency-key", "K-scope").json(&body);
+    let resp = replay.send_boxed().await;
+    err(&resp, 403, "insufficient_scope", "replay of the create with webhooks:read");
+    assert!(!String::from_utf8_lossy(&resp.body).contains("whsec_"), "no secret in the refusal");
+    assert!(resp.header("www-authenticate").is_some_and(|c| c.contains("webhooks:write")), "a step-up challenge");
+    let replay =
+        h.api("POST", &format!("/webhooks/{id}/rotate_secret")).token(&reader).header("idempotency-key", "K-rot");
+    err(&replay.send_boxed().await, 403, "insufficient_scope", "replay of the rotation with webhooks:read");
+
+    // With the full token the replay is still the first response.
+    let again = h.api("PUT", "/webhooks").header("idempotency-key", "K-scope").json(&body).send_boxed().await;
+    assert_eq!(ok(&again, 201, "replay with the full token"), created);
+}
+
+#[tokio::test]
+async fn an_idempotent_replay_checks_the_role_the_person_has_now() {
+    let h = Harness::new();
+    let body = json!({"slug": "replay-role", "name": "Replay"});
+    let first = h.api("PUT", "/inboxes").header("idempotency-key", "K-role").json(&body).send_boxed().await;
+    let created = ok(&first, 201, "first");
+    // usr_admin is demoted to viewer in ws_main.
+    let app = h.app().await;
+    let (org, ws) =
+        (inbox::domain::OrgId::parse("org_demo").unwrap(), inbox::domain::WorkspaceId::parse("ws_main").unwrap());
+    app.store.put_membership(&org, "usr_admin", &ws, inbox::domain::Role::Viewer).await.expect("demote");
+    let replay = h.api("PUT", "/inboxes").header("idempotency-key", "K-role").json(&body).send_boxed().await;
+    err(&replay, 403, "forbidden", "replay by a viewer");
+    assert!(!String::from_utf8_lossy(&replay.body).contains(created["data"]["id"].as_str().unwrap()));
+}
+
+#[tokio::test]
+async fn no_secret_is_stored_in_clear_after_creating_and_rotating_webhooks_with_idempotency_keys() {
+    let h = Harness::new();
+    let mut secrets = Vec::new();
+    for i in 0..2 {
+        let body = json!({"url": format!("https://sealed{i}.example.com/hook")});
+        let key = format!("K-sealed-{i}");
+        let resp = h.api("PUT", "/webhooks").header("idempotency-key", &key).json(&body).send_boxed().await;
+        let created = ok(&resp, 201, "create");
+        secrets.push(created["data"]["secret"].as_str().expect("secret").to_owned());
+        let id = created["data"]["id"].as_str().expect("id").to_owned();
+        let rotate =
+            h.api("POST", &format!("/webhooks/{id}/rotate_secret")).header("idempotency-key", &format!("R-{i}"));
+        let rotated = ok(&rotate.send_boxed().await, 200, "rotate");
+        secrets.push(rotated["data"]["secret"].as_str().expect("secret").to_owned());
+        // A replay still answers (the stored body is sealed, not lost).
+        let again =
+            h.api("POST", &format!("/webhooks/{id}/rotate_secret")).header("idempotency-key", &format!("R-{i}"));
+        assert_eq!(ok(&again.send_boxed().await, 200, "replay"), rotated);
+    }
+    let items = common::table_dump(&h.table).await;
+    assert!(items.iter().any(|i| i.contains("IDEM#")), "the idempotency records are there");
+    for secret in &secrets {
+        // The random part of the secret, wherever and however it might be kept.
+        let random = secret.trim_start_matches("whsec_");
+        assert_eq!(random.len(), 43, "{secret}");
+        let leaked: Vec<&String> = items.iter().filter(|item| item.contains(random)).collect();
+        assert!(leaked.is_empty(), "secret {secret} in clear in {leaked:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_cursor_is_bound_to_its_filters_however_their_values_are_encoded() {
+    let h = Harness::new();
+    for i in 1..=3 {
+        let body = json!({"slug": format!("i-amb-{i}"), "name": "Ambiguous"});
+        ok(&call(&h, "PUT", "/inboxes", Some(&body)).await, 201, "create");
+    }
+    let cursor = percent(&first_cursor(&h, "/inboxes?limit=2&q=i&status=active").await);
+    // One filter q = "i&status=active" is not the two filters q = i, status = active.
+    let path = format!("/inboxes?limit=2&q=i%26status%3Dactive&cursor={cursor}");
+    err(&call(&h, "GET", &path, None).await, 400, "invalid_cursor", &path);
+    let path = format!("/inboxes?limit=2&status=active&q=i&cursor={cursor}");
+    get(&h, &path).await;
+}
+
+#[tokio::test]
+async fn a_validly_sealed_cursor_with_a_foreign_or_empty_position_is_400_invalid_cursor() {
+    let h = Harness::new();
+    let app = h.app().await;
+    let cursor = first_cursor(&h, "/emails?limit=2").await;
+    let payload = app.secrets.open_token("cursor", &cursor).expect("a cursor the server sealed opens");
+    let position = payload["k"].clone();
+    assert!(position.is_object(), "{payload}");
+    let foreign = |k: &str, v: &str| {
+        let mut p = position.clone();
+        p[k] = json!(v);
+        p
+    };
+    let mut extra = position.clone();
+    extra["role"] = json!("admin");
+    let mut missing = position.clone();
+    missing.as_object_mut().unwrap().remove("sk");
+    let positions = [
+        json!({}),
+        json!({"pk": "", "sk": ""}),
+        foreign("gsi1pk", "T#org_other#W#ws_other#EML"),
+        foreign("pk", "T#org_other#W#ws_other"),
+        foreign("gsi1pk", ""),
+        extra,
+        missing,
+        json!({"pk": 1}),
+    ];
+    for k in positions {
+        let mut forged = payload.clone();
+        forged["k"] = k.clone();
+        let token = app.secrets.seal_token("cursor", &forged).expect("seal");
+        let path = format!("/emails?limit=2&cursor={}", percent(&token));
+        err(&call(&h, "GET", &path, None).await, 400, "invalid_cursor", &format!("position {k}"));
+    }
+    get(&h, &format!("/emails?limit=2&cursor={}", percent(&cursor))).await;
+}
+
+#[tokio::test]
+async fn the_webhook_url_limit_applies_to_the_stored_url() {
+    let h = Harness::new();
+    let before = ids(&get(&h, "/webhooks?limit=100").await);
+    // 1,000 "é" are 1,025 characters as sent and 6,000 once percent-encoded.
+    let url = format!("https://long.example.com/{}", "é".repeat(1000));
+    assert!(url.chars().count() <= 2048);
+    let error = err(&call(&h, "PUT", "/webhooks", Some(&json!({"url": url}))).await, 422, "validation_failed", "é");
+    assert_eq!(error["details"]["field"], "url", "{error}");
+    assert_eq!(ids(&get(&h, "/webhooks?limit=100").await), before, "nothing stored");
+    // Right at the limit once stored is accepted.
+    let prefix = "https://edge.example.com/";
+    let url = format!("{prefix}{}", "a".repeat(2048 - prefix.len()));
+    let created = ok(&call(&h, "PUT", "/webhooks", Some(&json!({"url": url}))).await, 201, "2048");
+    assert_eq!(created["data"]["url"].as_str().map(str::len), Some(2048));
+}
+
+#[tokio::test]
+async fn host_names_are_normalised_before_every_check() {
+    let h = Harness::with_config(|c| c.webhook_allow_loopback = false);
+    for url in ["https://localhost./x", "https://LOCALHOST./x", "https://api.localhost/x", "https://a.localhost./x"] {
+        let resp = call(&h, "PUT", "/webhooks", Some(&json!({"url": url}))).await;
+        let error = err(&resp, 422, "validation_failed", url);
+        assert_eq!(error["details"]["field"], "url", "{error}");
+    }
+    assert_eq!(ids(&get(&h, "/webhooks").await), ["whk_demo"]);
+    // The absolute form of a public name is the same webhook as its usual form.
+    let first = call(&h, "PUT", "/webhooks", Some(&json!({"url": "https://Hooks.Example.COM./in"}))).await;
+    let created = ok(&first, 201, "absolute form");
+    assert_eq!(created["data"]["url"], "https://hooks.example.com/in", "{created}");
+    let second = call(&h, "PUT", "/webhooks", Some(&json!({"url": "https://hooks.example.com/in"}))).await;
+    assert_eq!(ok(&second, 200, "usual form")["data"]["id"], created["data"]["id"]);
+}

@@ -39,6 +39,15 @@ impl ApiError {
         ApiError::BadRequest { code, message: message.into(), details }
     }
 
+    /// A `cursor` that is not one this list handed out for this query.
+    pub fn invalid_cursor() -> ApiError {
+        ApiError::bad_request(
+            "invalid_cursor",
+            "The cursor is not valid for this list: use the next_cursor of the previous page, unchanged, with the same filters",
+            json!({"parameter": "cursor"}),
+        )
+    }
+
     pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> ApiError {
         ApiError::Unprocessable { field: field.into(), message: message.into() }
     }
@@ -96,6 +105,7 @@ impl From<StoreError> for ApiError {
     fn from(error: StoreError) -> Self {
         match error {
             StoreError::NotFound => ApiError::NotFound { what: "Record" },
+            StoreError::InvalidPosition => ApiError::invalid_cursor(),
             StoreError::Conflict => ApiError::Conflict {
                 code: "conflict",
                 message: "The record was changed by another request; read it again and retry".into(),

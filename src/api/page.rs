@@ -42,10 +42,12 @@ pub fn page_request(
             _ => return Err(invalid_parameter("limit", "must be a whole number from 1 to 100")),
         },
     };
-    let filters: Vec<String> =
-        params.iter().filter(|(k, _)| *k != "limit" && *k != "cursor").map(|(k, v)| format!("{k}={v}")).collect();
-    let fingerprint =
-        hex(digest(&SHA256, format!("{route}?{}", filters.join("&")).as_bytes()).as_ref())[..32].to_owned();
+    // The filters as JSON ([route, {name: value}]): unambiguous, so no other
+    // set of filters (however its values are encoded) has the same fingerprint.
+    let filters: BTreeMap<&str, &str> =
+        params.iter().filter(|(k, _)| *k != "limit" && *k != "cursor").map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let material = json!([route, filters]).to_string();
+    let fingerprint = hex(digest(&SHA256, material.as_bytes()).as_ref())[..32].to_owned();
     let start = match params.get("cursor") {
         None => None,
         Some(cursor) => Some(open(secrets, tenant, &fingerprint, cursor)?),
@@ -54,11 +56,7 @@ pub fn page_request(
 }
 
 fn invalid_cursor() -> ApiError {
-    ApiError::bad_request(
-        "invalid_cursor",
-        "The cursor is not valid for this list: use the next_cursor of the previous page, unchanged, with the same filters",
-        json!({"parameter": "cursor"}),
-    )
+    ApiError::invalid_cursor()
 }
 
 fn open(secrets: &Secrets, tenant: &Tenant, fingerprint: &str, cursor: &str) -> Result<Position, ApiError> {

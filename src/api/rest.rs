@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::error::ApiError;
 use super::page::hex;
-use super::{ApiRequest, ApiResponse, Ctx, Route, dispatch};
+use super::{ApiRequest, ApiResponse, Ctx, Route, authorize, dispatch};
 use crate::app::{App, Refused};
 use crate::auth::{Audience, Principal};
 use crate::mcp::MAX_BODY_BYTES;
@@ -88,6 +88,13 @@ async fn authenticated(app: &App, req: &RestRequest<'_>, principal: &Principal) 
     }
     let header = req.headers.get(tenancy::HEADER).and_then(|v| v.to_str().ok());
     // The ingestion route serves a machine client: no membership, no role.
+    // Its scope is checked before the registration is looked up, so a token
+    // without it gets the step-up challenge, not a workspace error.
+    if let Route::EmailIngest(_) = route
+        && !principal.has(crate::domain::Scope::EmailsIngest)
+    {
+        return to_reply(app, ApiError::InsufficientScope { scopes: vec![crate::domain::Scope::EmailsIngest] }.into());
+    }
     let resolved = if matches!(route, Route::EmailIngest(_)) {
         tenancy::resolve_machine(&app.store, principal, header).await
     } else {
@@ -114,7 +121,7 @@ async fn authenticated(app: &App, req: &RestRequest<'_>, principal: &Principal) 
     let ctx = Ctx { app, principal, tenant: &tenant };
     let api_request = ApiRequest { method: req.method, path: req.path, query: req.query, body: req.body };
     let response = match key.filter(|_| route.is_write()) {
-        Some(key) => idempotent(&ctx, &api_request, key).await,
+        Some(key) => idempotent(&ctx, &route, &api_request, key).await,
         None => dispatch(&ctx, &api_request).await,
     };
     to_reply(app, response)
@@ -148,13 +155,24 @@ fn workspace_error(error: TenancyError) -> ApiError {
 /// Runs a write at most once per `Idempotency-Key`: the first response is
 /// stored and replayed for the same request; the same key with a different
 /// request is 409. A 5xx is not stored, so the client can retry.
-pub async fn idempotent(ctx: &Ctx<'_>, req: &ApiRequest<'_>, key: &str) -> ApiResponse {
+///
+/// A replay is a request like any other: the caller's scope and role for the
+/// route are checked first, so a key never lends the authority of the token
+/// that first used it. The stored response is sealed with the server key
+/// (it may hold a webhook secret shown once), bound to its record.
+pub async fn idempotent(ctx: &Ctx<'_>, route: &Route, req: &ApiRequest<'_>, key: &str) -> ApiResponse {
+    if let Some((scope, permission)) = route.requirements()
+        && let Err(error) = authorize(ctx, scope, permission)
+    {
+        return error.into();
+    }
     let fingerprint = fingerprint(req);
     let store = &ctx.app.store;
     let sub = &ctx.principal.sub;
+    let purpose = seal_purpose(ctx, key);
     match store.claim_idempotency_key(ctx.tenant, sub, key, &fingerprint).await {
         Ok(Claim::Fresh) => {}
-        Ok(Claim::Replay(stored)) => return replayed(stored),
+        Ok(Claim::Replay(stored)) => return replayed(ctx, &purpose, stored),
         Ok(Claim::Mismatch) => {
             return ApiError::Conflict {
                 code: "idempotency_key_reused",
@@ -177,20 +195,42 @@ pub async fn idempotent(ctx: &Ctx<'_>, req: &ApiRequest<'_>, key: &str) -> ApiRe
             tracing::warn!(error = %e, "could not release an idempotency key");
         }
     } else {
-        let stored = StoredResponse {
-            status: response.status,
-            body: response.body.to_string(),
-            location: response.location.clone(),
+        let finished = match ctx.app.secrets.seal_token(&purpose, &response.body) {
+            Some(sealed) => {
+                let stored =
+                    StoredResponse { status: response.status, body: sealed, location: response.location.clone() };
+                store.finish_idempotency_key(ctx.tenant, sub, key, &fingerprint, &stored).await
+            }
+            // Nothing is kept in clear: without a seal, forget the key (a
+            // repeat then runs the write again, which every write tolerates).
+            None => store.release_idempotency_key(ctx.tenant, sub, key).await,
         };
-        if let Err(e) = store.finish_idempotency_key(ctx.tenant, sub, key, &fingerprint, &stored).await {
+        if let Err(e) = finished {
             tracing::warn!(error = %e, "could not store an idempotent response");
         }
     }
     response
 }
 
-fn replayed(stored: StoredResponse) -> ApiResponse {
-    let body = serde_json::from_str(&stored.body).unwrap_or(Value::Null);
+/// The associated data of a stored response: its purpose and the record it
+/// belongs to, so a sealed body opens only as the replay of that very key.
+fn seal_purpose(ctx: &Ctx<'_>, key: &str) -> String {
+    let t = ctx.tenant;
+    format!("idempotency\0{}\0{}\0{}\0{key}", t.org, t.workspace, ctx.principal.sub)
+}
+
+fn replayed(ctx: &Ctx<'_>, purpose: &str, stored: StoredResponse) -> ApiResponse {
+    let Some(body) = ctx.app.secrets.open_token(purpose, &stored.body) else {
+        // Sealed with a key no longer configured: the write ran once, but its
+        // response cannot be shown again.
+        return ApiError::Conflict {
+            code: "idempotency_replay_unavailable",
+            message: "The request with this Idempotency-Key already ran, but its response can no longer be \
+                      shown; read the resource to see its state"
+                .into(),
+        }
+        .into();
+    };
     let mut response = ApiResponse::ok(stored.status, body);
     response.location = stored.location;
     response

@@ -22,7 +22,7 @@ use crate::domain::records::{EventType, JobKind, Webhook, WebhookStatus};
 use crate::store::StoreError;
 use crate::store::keys;
 use crate::store::records::StoredWebhook;
-use crate::webhooks::{Refusal, check_target};
+use crate::webhooks::{Refusal, check_target, normalise_host};
 
 fn not_found() -> ApiError {
     ApiError::NotFound { what: "Webhook" }
@@ -55,21 +55,30 @@ fn view(webhook: &Webhook, secret: Option<&str>) -> Result<Value, ApiError> {
     Ok(value)
 }
 
+/// The longest webhook URL kept, counted on the stored (normalised,
+/// percent-encoded) form.
+pub const MAX_URL_CHARS: usize = 2048;
+
 /// Checks a webhook URL and returns it normalised: `https` (plain `http` only
-/// for loopback hosts under the development flag), a host, no credentials, no
-/// fragment, at most 2048 characters, and no literal address in a refused
-/// range. Host names are resolved and checked again at every delivery.
+/// for loopback hosts under the development flag), a host (lowercase, without
+/// a trailing dot), no credentials, no fragment, at most `MAX_URL_CHARS` as
+/// stored, and no literal address in a refused range nor a name of this
+/// machine. Host names are resolved and checked again at every delivery.
 pub fn parse_url(raw: &str, allow_loopback: bool) -> Result<url::Url, ApiError> {
     let bad = |why: &str| ApiError::invalid("url", why);
-    if raw.len() > 2048 {
-        return Err(bad("must have at most 2048 characters"));
+    let too_long = || bad("must have at most 2048 characters");
+    // A cheap bound before parsing; the real limit applies to what is stored.
+    if raw.trim().chars().count() > MAX_URL_CHARS {
+        return Err(too_long());
     }
-    let url = url::Url::parse(raw.trim()).map_err(|_| bad("must be an absolute URL"))?;
-    let localhost = match url.host() {
-        None => return Err(bad("must have a host")),
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(_) => false,
-    };
+    let mut url = url::Url::parse(raw.trim()).map_err(|_| bad("must be an absolute URL"))?;
+    if url.host().is_none() {
+        return Err(bad("must have a host"));
+    }
+    normalise_host(&mut url).map_err(|()| bad("must have a host"))?;
+    if url.as_str().chars().count() > MAX_URL_CHARS {
+        return Err(too_long());
+    }
     if !url.username().is_empty() || url.password().is_some() {
         return Err(bad("must not contain credentials"));
     }
@@ -85,10 +94,8 @@ pub fn parse_url(raw: &str, allow_loopback: bool) -> Result<url::Url, ApiError> 
         Err(Refusal::Address(_)) => {
             return Err(bad("must not point at a private, loopback, link-local or reserved address"));
         }
-    }
-    // A name that is this machine by definition is refused now, not at the first delivery.
-    if localhost && !allow_loopback {
-        return Err(bad("must not point at this machine"));
+        // A name that is this machine by definition is refused now, not at the first delivery.
+        Err(Refusal::LocalName) => return Err(bad("must not point at this machine")),
     }
     Ok(url)
 }
@@ -257,9 +264,22 @@ pub async fn rotate_secret(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiEr
     Ok(ApiResponse::ok(200, json!({"data": view(&stored.webhook, Some(&secret))?})))
 }
 
+/// A disabled webhook receives nothing, tests and resends included: 409
+/// `webhook_disabled` (enable it with an upsert first).
+fn refuse_disabled(webhook: &Webhook) -> Result<(), ApiError> {
+    match webhook.status {
+        WebhookStatus::Active => Ok(()),
+        WebhookStatus::Disabled => Err(ApiError::Conflict {
+            code: "webhook_disabled",
+            message: format!("Webhook {} is disabled; enable it (PUT /webhooks with status active) first", webhook.id),
+        }),
+    }
+}
+
 /// Enqueues a `webhook.test` delivery to this webhook.
 pub async fn test(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     let stored = load(ctx, id).await?;
+    refuse_disabled(&stored.webhook)?;
     let job = new_job(JobKind::WebhookTest, &stored.webhook.id);
     match ctx.app.store.enqueue_job_for(ctx.tenant, keys::webhook(&stored.webhook.id), &job).await {
         Ok(()) => accepted(&job),
@@ -293,6 +313,9 @@ pub async fn resend(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
         return Err(not_found());
     }
     let delivery = ctx.app.store.get_delivery(ctx.tenant, id).await?.ok_or_else(not_found)?;
+    if let Some(webhook) = ctx.app.store.get_webhook(ctx.tenant, &delivery.webhook_id).await? {
+        refuse_disabled(&webhook.webhook)?;
+    }
     let job = new_job(JobKind::DeliveryResend, &delivery.id);
     // The delivery's webhook must still exist: that is the record checked.
     match ctx.app.store.enqueue_job_for(ctx.tenant, keys::webhook(&delivery.webhook_id), &job).await {

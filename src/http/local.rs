@@ -1,27 +1,60 @@
 //! The local HTTP adapter: a hyper 1 server on loopback that turns each
 //! request into the same `lambda_http::Request` the Lambda runtime produces
-//! and calls the same `handle`. It reads at most one byte more than the body
-//! limit, so an oversize body is answered 413 by the handler without being
-//! buffered whole.
+//! and calls the same `handle`.
+//!
+//! API Gateway only ever hands over whole bodies; a socket does not, so this
+//! adapter makes the same promise before it calls the handler:
+//! - a body that ends early (the peer closed before `Content-Length` bytes)
+//!   or is malformed (a bad chunk header) is refused with 400 and never
+//!   reaches an operation;
+//! - headers must arrive within `HEADER_READ_TIMEOUT` (the connection is
+//!   closed otherwise) and the body within `BODY_READ_TIMEOUT` (408);
+//! - a declared `Content-Length` over the limit is answered 413 at once,
+//!   without reading the body, and a chunked body is read to at most one
+//!   byte over the limit, so an oversize body is never buffered whole.
 
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 
 use crate::app::App;
 use crate::mcp::MAX_BODY_BYTES;
 
+/// How long a client may take to send its headers, then its body.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadTimeouts {
+    pub headers: Duration,
+    pub body: Duration,
+}
+
+impl Default for ReadTimeouts {
+    fn default() -> Self {
+        ReadTimeouts { headers: HEADER_READ_TIMEOUT, body: BODY_READ_TIMEOUT }
+    }
+}
+
 /// Serve `app` on `listener` until `shutdown` completes.
 pub async fn serve(listener: TcpListener, app: Arc<App>, shutdown: impl Future<Output = ()>) {
+    serve_with(listener, app, shutdown, ReadTimeouts::default()).await;
+}
+
+/// `serve` with other read timeouts.
+pub async fn serve_with(
+    listener: TcpListener,
+    app: Arc<App>,
+    shutdown: impl Future<Output = ()>,
+    timeouts: ReadTimeouts,
+) {
     tokio::pin!(shutdown);
     loop {
         let accepted = tokio::select! {
@@ -37,20 +70,84 @@ pub async fn serve(listener: TcpListener, app: Arc<App>, shutdown: impl Future<O
         };
         let app = Arc::clone(&app);
         tokio::spawn(async move {
-            let service = service_fn(move |req| answer(Arc::clone(&app), req, peer));
-            if let Err(error) = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await {
+            let service = service_fn(move |req| answer(Arc::clone(&app), req, peer, timeouts.body));
+            let mut builder = http1::Builder::new();
+            builder.timer(TokioTimer::new()).header_read_timeout(timeouts.headers);
+            if let Err(error) = builder.serve_connection(TokioIo::new(stream), service).await {
                 tracing::debug!(%error, "connection ended with an error");
             }
         });
     }
 }
 
+/// How long a client may take to send its request line and headers.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a client may take to send its body once the headers are in.
+pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why a body could not be taken whole.
+enum BodyFault {
+    /// Cut off or malformed framing.
+    Incomplete,
+    TimedOut,
+}
+
 async fn answer(
     app: Arc<App>,
     req: http::Request<Incoming>,
     _peer: SocketAddr,
+    body_timeout: Duration,
 ) -> Result<http::Response<Full<Bytes>>, Infallible> {
-    let (parts, mut incoming) = req.into_parts();
+    let (parts, incoming) = req.into_parts();
+    let declared = parts
+        .headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    // Over the limit by its own account: the handler answers 413 from the
+    // header alone, so the body is not waited for.
+    let oversize = declared.is_some_and(|n| n > MAX_BODY_BYTES as u64);
+    let body = if oversize {
+        Ok(Vec::new())
+    } else {
+        match tokio::time::timeout(body_timeout, read_body(incoming)).await {
+            Ok(read) => read,
+            Err(_) => Err(BodyFault::TimedOut),
+        }
+    };
+    let response = match body {
+        Ok(body) => {
+            let request = lambda_http::Request::from_parts(parts, lambda_http::Body::Binary(body));
+            let mut response = super::handle(&app, request).await;
+            if oversize {
+                // The unread body must not be taken for the next request.
+                response.headers_mut().insert(http::header::CONNECTION, http::HeaderValue::from_static("close"));
+            }
+            response
+        }
+        Err(fault) => {
+            let (status, message) = match fault {
+                BodyFault::Incomplete => (400, "The request body ended early or was malformed"),
+                BodyFault::TimedOut => (408, "The request body did not arrive in time"),
+            };
+            tracing::info!(status, path = parts.uri.path(), "request body unreadable; refused");
+            let mut response = super::unreadable_body(parts.uri.path(), status, message);
+            response.headers_mut().insert(http::header::CONNECTION, http::HeaderValue::from_static("close"));
+            response
+        }
+    };
+    let (parts, body) = response.into_parts();
+    let bytes = match body {
+        lambda_http::Body::Text(text) => Bytes::from(text),
+        lambda_http::Body::Binary(bytes) => Bytes::from(bytes),
+        _ => Bytes::new(),
+    };
+    Ok(http::Response::from_parts(parts, Full::new(bytes)))
+}
+
+/// Reads the body to its end, or to one byte past the limit (the handler
+/// then answers 413). A framing error is never taken for the end.
+async fn read_body(mut incoming: Incoming) -> Result<Vec<u8>, BodyFault> {
     let mut body = Vec::new();
     while body.len() <= MAX_BODY_BYTES {
         match incoming.frame().await {
@@ -59,18 +156,11 @@ async fn answer(
                     body.extend_from_slice(&data);
                 }
             }
-            Some(Err(_)) | None => break,
+            Some(Err(_)) => return Err(BodyFault::Incomplete),
+            None => break,
         }
     }
-    let request = lambda_http::Request::from_parts(parts, lambda_http::Body::Binary(body));
-    let response = super::handle(&app, request).await;
-    let (parts, body) = response.into_parts();
-    let bytes = match body {
-        lambda_http::Body::Text(text) => Bytes::from(text),
-        lambda_http::Body::Binary(bytes) => Bytes::from(bytes),
-        _ => Bytes::new(),
-    };
-    Ok(http::Response::from_parts(parts, Full::new(bytes)))
+    Ok(body)
 }
 
 /// Serves one JSON document at `path` (and 404 elsewhere) until `shutdown`:

@@ -163,6 +163,23 @@ fn refusal(status: u16, code: &str, message: &str, mcp: bool) -> Response<Body> 
     response
 }
 
+/// A request whose body could not be read whole (the local port only: API
+/// Gateway hands over complete bodies). It is refused before any handler
+/// runs: on `/mcp` as a JSON-RPC error with a null id, elsewhere in the API's
+/// error shape.
+pub(crate) fn unreadable_body(path: &str, status: u16, message: &str) -> Response<Body> {
+    if path == "/mcp" {
+        let code = if status == 400 { -32700 } else { -32600 };
+        let mut response =
+            json_response(status, &json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}}));
+        response.headers_mut().insert(mcp_version_header(), HeaderValue::from_static(ProtocolVersion::NEWEST.as_str()));
+        response
+    } else {
+        let code = if status == 400 { "invalid_body" } else { "request_timeout" };
+        json_response(status, &json!({"error": {"code": code, "message": message, "details": {}}}))
+    }
+}
+
 fn mcp_version_header() -> HeaderName {
     HeaderName::from_static("mcp-protocol-version")
 }

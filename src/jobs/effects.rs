@@ -86,6 +86,7 @@ async fn test_webhook(app: &App, t: &Tenant, webhook_id: &str) -> Result<Value, 
     let Some(webhook) = app.store.get_webhook(t, webhook_id).await? else {
         return Err(EffectError::Permanent("the webhook was deleted".into()));
     };
+    refuse_disabled(&webhook)?;
     let data =
         json!({"webhook_id": webhook.webhook.id, "message": "This is a test event from Kobana Autonomous Inbox."});
     let deliveries = notify(app, t, EventType::WebhookTest, data, Some(webhook)).await?;
@@ -102,6 +103,7 @@ async fn resend(app: &App, t: &Tenant, delivery_id: &str) -> Result<Value, Effec
     let Some(webhook) = app.store.get_webhook(t, &previous.webhook_id).await? else {
         return Err(EffectError::Permanent("the delivery's webhook was deleted".into()));
     };
+    refuse_disabled(&webhook)?;
     let delivery = deliver(
         app,
         t,
@@ -114,6 +116,15 @@ async fn resend(app: &App, t: &Tenant, delivery_id: &str) -> Result<Value, Effec
     )
     .await?;
     Ok(json!({"delivery": delivery}))
+}
+
+/// A webhook disabled after the job was enqueued receives nothing: the job
+/// fails with the reason and no delivery is recorded.
+fn refuse_disabled(webhook: &StoredWebhook) -> Result<(), EffectError> {
+    match webhook.webhook.status {
+        WebhookStatus::Active => Ok(()),
+        WebhookStatus::Disabled => Err(EffectError::Permanent("the webhook is disabled".into())),
+    }
 }
 
 /// Builds the event and delivers it to `only`, or to every subscribed webhook.

@@ -18,6 +18,10 @@ pub const RETENTION_SECS: u64 = 24 * 3600;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredResponse {
     pub status: u16,
+    /// The response body, sealed by the caller (it may hold a secret shown once).
+    /// A record from before bodies were sealed reads as empty, which no
+    /// key opens: its replay is refused rather than served in clear.
+    #[serde(rename = "body_sealed", default)]
     pub body: String,
     pub location: Option<String>,
 }

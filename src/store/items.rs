@@ -68,12 +68,16 @@ pub struct ListQuery {
     pub filter: Option<String>,
     pub names: Vec<(String, String)>,
     pub values: Vec<(String, AttributeValue)>,
+    /// Where the listed items live in the base table: their partition key
+    /// and sort-key prefix (what a start position must stay inside).
+    pub items_in: (String, String),
 }
 
 impl ListQuery {
     pub fn base(partition: String, prefix: String) -> ListQuery {
         ListQuery {
             use_gsi1: false,
+            items_in: (partition.clone(), prefix.clone()),
             partition,
             prefix: Some(prefix),
             between: None,
@@ -84,9 +88,12 @@ impl ListQuery {
         }
     }
 
-    pub fn gsi1(partition: String) -> ListQuery {
+    /// A newest-first query of the index partition `partition`, whose items
+    /// live in the base table under `table_pk` with sort keys starting `sk_prefix`.
+    pub fn gsi1(partition: String, table_pk: String, sk_prefix: &str) -> ListQuery {
         ListQuery {
             use_gsi1: true,
+            items_in: (table_pk, sk_prefix.to_owned()),
             partition,
             prefix: None,
             between: None,
@@ -111,6 +118,25 @@ impl ListQuery {
 
     pub fn value(&mut self, placeholder: &str, value: AttributeValue) {
         self.values.push((placeholder.into(), value));
+    }
+
+    /// Whether `start` can be a position in this query: exactly the key
+    /// attributes of the table (and of the index, when one is queried), none
+    /// empty, inside the queried partition and sort-key range. A position
+    /// comes back from a client (sealed in a cursor), so it is checked before
+    /// DynamoDB sees it.
+    pub fn admits(&self, start: &Position) -> bool {
+        let names: &[&str] = if self.use_gsi1 { &[PK, SK, GSI1_PK, GSI1_SK] } else { &[PK, SK] };
+        let (pk_attr, sk_attr) = if self.use_gsi1 { (GSI1_PK, GSI1_SK) } else { (PK, SK) };
+        let exact = start.len() == names.len() && names.iter().all(|n| start.get(*n).is_some_and(|v| !v.is_empty()));
+        let sort_key = start.get(sk_attr).map_or("", String::as_str);
+        let (table_pk, item_prefix) = &self.items_in;
+        exact
+            && start.get(pk_attr) == Some(&self.partition)
+            && start.get(PK) == Some(table_pk)
+            && start.get(SK).is_some_and(|sk| sk.starts_with(item_prefix.as_str()))
+            && self.prefix.as_ref().is_none_or(|p| sort_key.starts_with(p.as_str()))
+            && self.between.as_ref().is_none_or(|(lo, hi)| (lo.as_str()..=hi.as_str()).contains(&sort_key))
     }
 }
 
@@ -143,6 +169,9 @@ impl Store {
             condition.push_str(" AND begins_with(#ks, :prefix)");
         } else if query.between.is_some() {
             condition.push_str(" AND #ks BETWEEN :lo AND :hi");
+        }
+        if start.as_ref().is_some_and(|p| !query.admits(p)) {
+            return Err(StoreError::InvalidPosition);
         }
         let mut start: Option<Item> = start.map(|p| p.into_iter().map(|(k, v)| (k, s(v))).collect());
         let mut kept: Vec<Item> = Vec::new();

@@ -10,6 +10,7 @@
 //! | organization (its workspace ids) | `T#{org}` | `META` |
 //! | workspace | `T#{org}` | `WS#{ws}` |
 //! | membership (role of a person in a workspace) | `T#{org}#U#{sub}` | `WS#{ws}` |
+//! | ingestion client (a machine client that may ingest into a workspace) | `T#{org}#U#{sub}` | `INGEST#{ws}` |
 //! | rate-limit window | `T#{org}#RL#{sub}#{ws}` | `W#{window start, unix seconds}` |
 //!
 //! Everything a workspace owns lives in its partition `T#{org}#W#{ws}`:
@@ -62,6 +63,13 @@ pub const ORG_META: &str = "META";
 pub fn workspace_sk(ws: &WorkspaceId) -> String {
     format!("WS#{ws}")
 }
+
+/// The registration of a machine client as a workspace's mail pipeline.
+pub fn ingest_sk(ws: &WorkspaceId) -> String {
+    format!("{INGEST_PREFIX}{ws}")
+}
+
+pub const INGEST_PREFIX: &str = "INGEST#";
 
 pub fn member_pk(org: &OrgId, sub: &str) -> String {
     format!("T#{org}#U#{}", escape(sub))

@@ -48,6 +48,9 @@ pub enum StoreError {
     Unavailable(String),
     #[error("stored item is malformed: {0}")]
     Corrupt(String),
+    /// A list was asked to start from a position outside it (a client's cursor).
+    #[error("the start position is not in this list")]
+    InvalidPosition,
 }
 
 impl<E: ProvideErrorMetadata + std::fmt::Debug, R: std::fmt::Debug> From<SdkError<E, R>> for StoreError {

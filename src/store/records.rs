@@ -290,7 +290,7 @@ impl Store {
         limit: usize,
         start: Option<Position>,
     ) -> Result<Page<Email>, StoreError> {
-        let mut q = ListQuery::gsi1(keys::emails_index(&ws_pk(t)));
+        let mut q = ListQuery::gsi1(keys::emails_index(&ws_pk(t)), ws_pk(t), &keys::email(""));
         if filter.after.is_some() || filter.before.is_some() {
             // `#` sorts after every character of a timestamp, `~` after `#`.
             // Key values cannot be empty: "0" sorts before every timestamp.
@@ -475,7 +475,12 @@ impl Store {
         limit: usize,
         start: Option<Position>,
     ) -> Result<Page<Delivery>, StoreError> {
-        self.list(&ListQuery::gsi1(keys::deliveries_index(&ws_pk(t), webhook_id)), limit, start).await
+        self.list(
+            &ListQuery::gsi1(keys::deliveries_index(&ws_pk(t), webhook_id), ws_pk(t), &keys::delivery("")),
+            limit,
+            start,
+        )
+        .await
     }
 
     // ------------------------------------------------------------ jobs

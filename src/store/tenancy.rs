@@ -90,6 +90,56 @@ impl Store {
         Ok(())
     }
 
+    /// Whether `sub` is registered as the mail pipeline of `ws` (one read).
+    pub async fn is_ingestion_client(&self, org: &OrgId, sub: &str, ws: &WorkspaceId) -> Result<bool, StoreError> {
+        let out = self
+            .client()
+            .get_item()
+            .table_name(self.table())
+            .key(PK, s(keys::member_pk(org, sub)))
+            .key(SK, s(keys::ingest_sk(ws)))
+            .send()
+            .await?;
+        Ok(out.item.is_some())
+    }
+
+    /// Every workspace `sub` may ingest into (one query).
+    pub async fn ingestion_workspaces(&self, org: &OrgId, sub: &str) -> Result<Vec<WorkspaceId>, StoreError> {
+        let out = self
+            .client()
+            .query()
+            .table_name(self.table())
+            .key_condition_expression("#pk = :pk AND begins_with(#sk, :prefix)")
+            .expression_attribute_names("#pk", PK)
+            .expression_attribute_names("#sk", SK)
+            .expression_attribute_values(":pk", s(keys::member_pk(org, sub)))
+            .expression_attribute_values(":prefix", s(keys::INGEST_PREFIX))
+            .send()
+            .await?;
+        let mut found: Vec<WorkspaceId> = out
+            .items
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|item| get_s(item, "workspace_id").ok().and_then(WorkspaceId::parse))
+            .collect();
+        found.sort();
+        Ok(found)
+    }
+
+    /// Registers `sub` (a machine client) as the mail pipeline of `ws`.
+    pub async fn put_ingestion_client(&self, org: &OrgId, sub: &str, ws: &WorkspaceId) -> Result<(), StoreError> {
+        self.client()
+            .put_item()
+            .table_name(self.table())
+            .item(PK, s(keys::member_pk(org, sub)))
+            .item(SK, s(keys::ingest_sk(ws)))
+            .item("workspace_id", s(ws.as_str()))
+            .item("sub", s(sub))
+            .send()
+            .await?;
+        Ok(())
+    }
+
     pub async fn put_membership(&self, org: &OrgId, sub: &str, ws: &WorkspaceId, role: Role) -> Result<(), StoreError> {
         self.client()
             .put_item()

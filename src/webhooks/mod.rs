@@ -86,6 +86,9 @@ pub enum Refusal {
     Scheme(String),
     /// A literal address in a refused range.
     Address(IpAddr),
+    /// A name that is this machine by definition (`localhost`, `*.localhost`),
+    /// refused unless the development flag allows loopback.
+    LocalName,
 }
 
 impl std::fmt::Display for Refusal {
@@ -94,8 +97,33 @@ impl std::fmt::Display for Refusal {
             Refusal::NoHost => f.write_str("the URL has no host"),
             Refusal::Scheme(scheme) => write!(f, "scheme {scheme} is refused: https is required"),
             Refusal::Address(ip) => write!(f, "address {ip} is refused"),
+            Refusal::LocalName => f.write_str("the host is refused: it names this machine"),
         }
     }
+}
+
+/// Rewrites a domain host to its canonical form: lowercase (the URL parser
+/// already lowercases) and without the trailing dots of the absolute form,
+/// so `https://LocalHost./` and `https://localhost/` are one target to every
+/// check and one URL to the uniqueness rule. `Err` when nothing is left.
+pub fn normalise_host(url: &mut url::Url) -> Result<(), ()> {
+    let Some(url::Host::Domain(domain)) = url.host() else { return Ok(()) };
+    let trimmed = domain.trim_end_matches('.').to_ascii_lowercase();
+    if trimmed == domain {
+        return Ok(());
+    }
+    if trimmed.is_empty() {
+        return Err(());
+    }
+    url.set_host(Some(&trimmed)).map_err(|_| ())
+}
+
+/// Whether a host name means this machine whatever the resolver says
+/// (RFC 6761: `localhost` and every name under it), in any case and with or
+/// without the trailing dot.
+fn is_local_name(domain: &str) -> bool {
+    let name = domain.trim_end_matches('.').to_ascii_lowercase();
+    name == "localhost" || name.ends_with(".localhost")
 }
 
 /// The scheme and literal-address rules every webhook URL meets, at
@@ -105,7 +133,7 @@ pub fn check_target(url: &url::Url, allow_loopback: bool) -> Result<(), Refusal>
     let (loopback_host, literal) = match url.host() {
         Some(url::Host::Ipv4(ip)) => (ip.is_loopback(), Some(IpAddr::V4(ip))),
         Some(url::Host::Ipv6(ip)) => (ip.is_loopback(), Some(IpAddr::V6(ip))),
-        Some(url::Host::Domain(d)) => (d.eq_ignore_ascii_case("localhost"), None),
+        Some(url::Host::Domain(d)) => (is_local_name(d), None),
         None => return Err(Refusal::NoHost),
     };
     match url.scheme() {
@@ -115,6 +143,7 @@ pub fn check_target(url: &url::Url, allow_loopback: bool) -> Result<(), Refusal>
     }
     match literal {
         Some(ip) if !allowed(ip, allow_loopback) => Err(Refusal::Address(ip)),
+        None if loopback_host && !allow_loopback => Err(Refusal::LocalName),
         _ => Ok(()),
     }
 }
@@ -231,4 +260,33 @@ pub fn signature(secret: &str, timestamp: u64, body: &str) -> String {
     let tag = hmac::sign(&key, format!("{timestamp}.{body}").as_bytes());
     let hex: String = tag.as_ref().iter().map(|b| format!("{b:02x}")).collect();
     format!("t={timestamp},v1={hex}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(text: &str) -> url::Url {
+        url::Url::parse(text).unwrap()
+    }
+
+    #[test]
+    fn names_of_this_machine_are_refused_in_every_spelling_unless_loopback_is_allowed() {
+        for text in ["https://localhost/", "https://localhost./", "https://LOCALHOST./x", "https://a.localhost/"] {
+            assert_eq!(check_target(&url(text), false), Err(Refusal::LocalName), "{text}");
+            assert_eq!(check_target(&url(text), true), Ok(()), "{text} under the development flag");
+        }
+        assert_eq!(check_target(&url("https://localhost.example.com/"), false), Ok(()));
+        assert_eq!(check_target(&url("https://notlocalhost/"), false), Ok(()));
+    }
+
+    #[test]
+    fn host_normalisation_drops_the_trailing_dot_and_keeps_the_rest() {
+        let mut u = url("https://Hooks.Example.COM./in?x=1");
+        normalise_host(&mut u).unwrap();
+        assert_eq!(u.as_str(), "https://hooks.example.com/in?x=1");
+        let mut literal = url("https://93.184.216.34/x");
+        normalise_host(&mut literal).unwrap();
+        assert_eq!(literal.as_str(), "https://93.184.216.34/x");
+    }
 }

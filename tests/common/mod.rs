@@ -398,3 +398,26 @@ impl Resp {
         result
     }
 }
+
+/// Every item of `table` as text (attribute names and values), read with a
+/// client of its own: what anyone with read access to the table would see.
+pub async fn table_dump(table: &str) -> Vec<String> {
+    use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
+    let config = aws_sdk_dynamodb::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new("us-east-1"))
+        .endpoint_url(dynamodb_endpoint())
+        .credentials_provider(Credentials::new("local", "local", None, None, "test"))
+        .build();
+    let client = aws_sdk_dynamodb::Client::from_conf(config);
+    let mut items = Vec::new();
+    let mut start = None;
+    loop {
+        let out = client.scan().table_name(table).set_exclusive_start_key(start).send().await.expect("scan the table");
+        items.extend(out.items.unwrap_or_default().iter().map(|item| format!("{item:?}")));
+        match out.last_evaluated_key {
+            Some(key) => start = Some(key),
+            None => return items,
+        }
+    }
+}
