@@ -81,7 +81,8 @@ async fn start_dev_issuer(config: &Config) -> Result<(), String> {
 /// Runs one recorded API Gateway event through the exact Lambda conversion
 /// (`lambda_http`'s adapter around `http::handle`) and prints the response
 /// API Gateway would receive. `{{TOKEN}}` in the event becomes a development
-/// token for the host the event names.
+/// token of the demo admin for the host the event names, `{{PIPELINE_TOKEN}}`
+/// one of the demo mail pipeline.
 async fn invoke(mut config: Config, path: &str) -> Result<(), String> {
     use lambda_http::{Adapter, Service};
     let dev = config.dev_issuer.clone().ok_or("invoke needs DEV_ISSUER_KEY (make invoke sets it)")?;
@@ -103,10 +104,14 @@ async fn invoke(mut config: Config, path: &str) -> Result<(), String> {
     let token = issuer
         .mint(&dev.issuer(), &audiences, "usr_admin", "org_demo", &all.join(" "), 600)
         .map_err(|e| e.to_string())?;
+    let pipeline = issuer
+        .mint(&dev.issuer(), &audiences, inbox::seed::MAIL_PIPELINE, "org_demo", "emails:ingest", 600)
+        .map_err(|e| e.to_string())?;
     start_dev_issuer(&config).await?;
     let app: &'static App = Box::leak(Box::new(build(config).await?));
-    let payload: lambda_http::request::LambdaRequest = serde_json::from_str(&text.replace("{{TOKEN}}", &token))
-        .map_err(|e| format!("{path}: not an API Gateway event: {e}"))?;
+    let text = text.replace("{{PIPELINE_TOKEN}}", &pipeline).replace("{{TOKEN}}", &token);
+    let payload: lambda_http::request::LambdaRequest =
+        serde_json::from_str(&text).map_err(|e| format!("{path}: not an API Gateway event: {e}"))?;
     let service = lambda_http::service_fn(move |req| async move { Ok::<_, Infallible>(http::handle(app, req).await) });
     let response = Adapter::from(service)
         .call(lambda_http::LambdaEvent::new(payload, lambda_http::Context::default()))

@@ -11,8 +11,10 @@
 //! first): `{{TOKEN}}` (the demo admin, every scope, both audiences),
 //! `{{VIEWER_TOKEN}}` (`usr_viewer`), `{{EXPIRED_TOKEN}}` (expired an hour
 //! ago), `{{REST_ONLY_TOKEN}}` (audience: the REST API only),
-//! `{{NO_SCOPE_TOKEN}}` (no scopes) and `{{OTHER_ORG_TOKEN}}` (`usr_other` of
-//! `org_other`).
+//! `{{NO_SCOPE_TOKEN}}` (no scopes), `{{OTHER_ORG_TOKEN}}` (`usr_other` of
+//! `org_other`) and `{{PIPELINE_TOKEN}}` (`svc_mailpipe`, the demo
+//! workspaces' registered mail pipeline, `emails:ingest` only; `make invoke`
+//! fills it too).
 //!
 //! The expected file has `statusCode` (compared exactly), `headers` (each
 //! listed header: a string is compared exactly, `null` means "must be
@@ -88,6 +90,7 @@ fn fill(event: &str, harness: &common::Harness) -> String {
         ("{{REST_ONLY_TOKEN}}", token("usr_admin", "org_demo", &json!(API_AUDIENCE), all, now, now + 600)),
         ("{{NO_SCOPE_TOKEN}}", token("usr_admin", "org_demo", &both, None, now, now + 600)),
         ("{{OTHER_ORG_TOKEN}}", token("usr_other", "org_other", &both, all, now, now + 600)),
+        ("{{PIPELINE_TOKEN}}", token("svc_mailpipe", "org_demo", &both, Some("emails:ingest"), now, now + 600)),
         ("{{TOKEN}}", token("usr_admin", "org_demo", &both, all, now, now + 600)),
     ];
     placeholders.iter().fold(event.to_owned(), |text, (name, value)| text.replace(name, value))

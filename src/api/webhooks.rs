@@ -75,7 +75,7 @@ pub fn parse_url(raw: &str, allow_loopback: bool) -> Result<url::Url, ApiError> 
     if url.host().is_none() {
         return Err(bad("must have a host"));
     }
-    normalise_host(&mut url).map_err(|()| bad("must have a host"))?;
+    normalise_host(&mut url).map_err(|_| bad("must have a host"))?;
     if url.as_str().chars().count() > MAX_URL_CHARS {
         return Err(too_long());
     }

@@ -105,17 +105,17 @@ impl std::fmt::Display for Refusal {
 /// Rewrites a domain host to its canonical form: lowercase (the URL parser
 /// already lowercases) and without the trailing dots of the absolute form,
 /// so `https://LocalHost./` and `https://localhost/` are one target to every
-/// check and one URL to the uniqueness rule. `Err` when nothing is left.
-pub fn normalise_host(url: &mut url::Url) -> Result<(), ()> {
+/// check and one URL to the uniqueness rule. `NoHost` when nothing is left.
+pub fn normalise_host(url: &mut url::Url) -> Result<(), Refusal> {
     let Some(url::Host::Domain(domain)) = url.host() else { return Ok(()) };
     let trimmed = domain.trim_end_matches('.').to_ascii_lowercase();
     if trimmed == domain {
         return Ok(());
     }
     if trimmed.is_empty() {
-        return Err(());
+        return Err(Refusal::NoHost);
     }
-    url.set_host(Some(&trimmed)).map_err(|_| ())
+    url.set_host(Some(&trimmed)).map_err(|_| Refusal::NoHost)
 }
 
 /// Whether a host name means this machine whatever the resolver says
