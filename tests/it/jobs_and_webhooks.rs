@@ -4,7 +4,7 @@
 //! records, the ingestion route, and the outbound client's refusal of every
 //! address class it must never reach (SSRF), redirects, hangs and huge answers.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeSet, VecDeque};
 use std::future::Future;

@@ -3,7 +3,7 @@
 //! success, its documented errors, scopes and roles, tenant isolation,
 //! racing upserts, pagination, `Idempotency-Key` and REST authentication.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::pin::Pin;

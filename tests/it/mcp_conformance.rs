@@ -1,14 +1,13 @@
-mod common;
+//! Conformance tests for the MCP endpoint, one or more per line of the
+//! checklist in §7 of `mcp-wire-reference.md` (each test names its line), plus
+//! additions marked with the section they come from, and fuzz tests of the
+//! whole pipeline.
+//!
+//! Every request carries the harness's valid admin token and workspace unless
+//! a test removes them. Authentication (§7 lines 79–89) is in `auth`; the
+//! tools, confirmation and their errors (lines 102, 106–126) in `mcp_tools`.
 
-// Conformance tests for the MCP endpoint, one per line of the checklist in
-// §7 of `docs/mcp-wire-reference.md`, plus a few additions (marked with the
-// section they come from) and fuzz tests of the whole pipeline.
-//
-// Every request carries the harness's valid admin token and workspace unless
-// a test removes them. Lines not covered here: 79–89 (the Authentication
-// section, out of scope here), 102 and 122 (no tools in the catalogue yet),
-// 106–121 and 124–126 (multi-round-trip confirmation needs destructive tools).
-
+use crate::common;
 use base64::Engine as _;
 use common::{Harness, Resp, STATELESS, envelope, envelope_with};
 use serde_json::{Map, Value, json};
@@ -229,11 +228,10 @@ async fn post_from_a_foreign_origin_is_403_and_nothing_runs() {
     assert_eq!(resp.header("cache-control"), Some("no-store"));
     assert_version_header(&resp, STATELESS);
     assert_no_session(&resp);
-    if !resp.body.is_empty() {
-        let body = resp.json();
-        assert!(body.get("result").is_none(), "nothing may run for a refused origin: {body}");
-        assert!(!body.to_string().contains("Triage"), "the prompt must not have been rendered: {body}");
-    }
+    let body = resp.json();
+    assert_eq!(body["error"]["code"], "origin_not_allowed", "{body}");
+    assert!(body.get("result").is_none(), "nothing may run for a refused origin: {body}");
+    assert!(!body.to_string().contains("Triage"), "the prompt must not have been rendered: {body}");
 }
 
 // §7 line 5
@@ -259,9 +257,9 @@ async fn post_with_a_foreign_host_is_403_and_nothing_runs() {
     let resp = h.stateless(json!(1), "tools/list", json!({})).header("host", "evil.example").send().await;
     assert_eq!(resp.status, 403);
     assert_eq!(resp.header("cache-control"), Some("no-store"));
-    if !resp.body.is_empty() {
-        assert!(resp.json().get("result").is_none());
-    }
+    let body = resp.json();
+    assert_eq!(body["error"]["code"], "host_not_allowed", "{body}");
+    assert!(body.get("result").is_none(), "{body}");
 }
 
 // §7 line 7
@@ -1677,9 +1675,9 @@ async fn tools_call_prompts_get_and_completion_results_carry_no_caching_hints() 
     let resp =
         h.stateless(json!(3), "tools/call", json!({"name": "emails_get", "arguments": {"id": "x"}})).send().await;
     let body = resp.json();
-    if let Some(result) = body.get("result") {
-        assert_no_caching_hints(result);
-    }
+    let result = body.get("result").unwrap_or_else(|| panic!("a tool result (isError), not an error: {body}"));
+    assert_eq!(result["isError"], true, "{body}");
+    assert_no_caching_hints(result);
     let text = body.to_string();
     assert!(!text.contains("ttlMs") && !text.contains("cacheScope"), "tools/call answer {text}");
 }

@@ -1,8 +1,6 @@
 //! Test harness: builds the real `App` and calls the real handler in-process,
 //! with request builders for the MCP endpoint in both eras.
 
-#![allow(dead_code, reason = "each test binary uses a different part of the harness")]
-
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;

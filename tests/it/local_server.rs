@@ -1,6 +1,6 @@
 //! The local port serves the same handler as Lambda: real TCP on loopback.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -1,4 +1,4 @@
-mod common;
+use crate::common;
 
 // The MCP tools surface end to end, against the local database and the demo
 // data (product.md §2 and §4; wire reference §3.5–§3.12, §4 and the §7

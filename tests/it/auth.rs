@@ -2,7 +2,7 @@
 //! server on loopback and the local database (wire reference §6, §7 lines
 //! 29, 44, 45, 58, 79–89).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -34,7 +34,7 @@
 //!
 //! Matcher members combine (`{"$contains": [..], "$excludes": [..]}`).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -269,6 +269,70 @@ fn compare(name: &str, expected: &Value, actual: &Value) -> Vec<String> {
     problems.into_iter().map(|p| format!("{name}: {p}")).collect()
 }
 
+/// `expected` brought in line with `actual`, keeping its shape: what still
+/// matches stays as written (matchers included); what does not becomes the
+/// actual value (a member that is gone becomes `"$absent"`, a header that is
+/// gone `null`). Used by `UPDATE_EXPECTED=1`.
+fn updated(expected: &Value, actual: &Value) -> Value {
+    let mut problems = Vec::new();
+    subset(expected, actual, "", &mut problems);
+    if problems.is_empty() {
+        return expected.clone();
+    }
+    match (expected, actual) {
+        (Value::Object(e), Value::Object(a)) if !is_matcher(e) => Value::Object(
+            e.iter()
+                .map(|(key, value)| {
+                    let next = match a.get(key) {
+                        None => Value::from(ABSENT),
+                        Some(inner) if value == ABSENT => inner.clone(),
+                        Some(inner) => updated(value, inner),
+                    };
+                    (key.clone(), next)
+                })
+                .collect(),
+        ),
+        (Value::Array(e), Value::Array(a)) if e.len() == a.len() => {
+            Value::Array(e.iter().zip(a).map(|(e, a)| updated(e, a)).collect())
+        }
+        _ => actual.clone(),
+    }
+}
+
+/// The expected file rewritten for `actual` (see `updated`).
+fn rewritten(expected: &Value, actual: &Value) -> Value {
+    let mut next = expected.clone();
+    next["statusCode"] = actual["statusCode"].clone();
+    let headers = response_headers(actual);
+    if let Some(wanted) = next["headers"].as_object_mut() {
+        for (header, value) in wanted.iter_mut() {
+            let got = headers.get(&header.to_ascii_lowercase());
+            let mut problems = Vec::new();
+            match (&*value, got) {
+                (Value::Object(m), Some(v)) if is_matcher(m) => {
+                    check_matcher(m, &Value::from(v.as_str()), "", &mut problems);
+                }
+                (Value::String(w), Some(v)) if w == v => {}
+                (Value::Null, None) => {}
+                _ => problems.push(String::new()),
+            }
+            if !problems.is_empty() {
+                *value = got.map_or(Value::Null, |v| Value::from(v.as_str()));
+            }
+        }
+    }
+    let body = actual["body"].as_str().unwrap_or("");
+    match next.get("body") {
+        None => {}
+        Some(wanted) => {
+            let got = if body.is_empty() { Value::Null } else { serde_json::from_str(body).unwrap_or(Value::Null) };
+            let body = if wanted.is_null() || got.is_null() { got } else { updated(wanted, &got) };
+            next["body"] = body;
+        }
+    }
+    next
+}
+
 /// A client for the local DynamoDB, to drop each replay's table afterwards.
 async fn dynamodb() -> aws_sdk_dynamodb::Client {
     let config = aws_config::defaults(aws_config::BehaviorVersion::latest())
@@ -282,6 +346,8 @@ async fn dynamodb() -> aws_sdk_dynamodb::Client {
 
 /// Replays one event file against a fresh harness (its own seeded table),
 /// then drops the table.
+/// With `UPDATE_EXPECTED=1`, an expected file that does not match is
+/// rewritten (see `rewritten`) instead of reported.
 async fn replay(name: String, event: String, expected: Value, db: aws_sdk_dynamodb::Client) -> Vec<String> {
     let harness = replay_harness();
     let filled = fill(&event, &harness);
@@ -290,7 +356,19 @@ async fn replay(name: String, event: String, expected: Value, db: aws_sdk_dynamo
     }
     let actual = invoke(harness.app().await, &filled).await;
     let _ = db.delete_table().table_name(&harness.table).send().await;
-    compare(&name, &expected, &actual)
+    let problems = compare(&name, &expected, &actual);
+    if problems.is_empty() || std::env::var("UPDATE_EXPECTED").as_deref() != Ok("1") {
+        return problems;
+    }
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("events").join(name.replace(".json", ".expected.json"));
+    let text = serde_json::to_string_pretty(&rewritten(&expected, &actual)).expect("JSON serializes");
+    match std::fs::write(&path, format!("{text}\n")) {
+        Ok(()) => {
+            eprintln!("rewrote {}", path.display());
+            Vec::new()
+        }
+        Err(e) => vec![format!("{name}: cannot rewrite {}: {e}", path.display())],
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -372,4 +450,19 @@ async fn a_changed_expectation_is_reported() {
         "instructions": {"$contains": ["third-party"], "$excludes": ["no such words"]},
     }}});
     assert_eq!(compare("discover", &right, &actual), Vec::<String>::new());
+}
+
+#[test]
+fn rewriting_an_expectation_keeps_what_matches_and_takes_what_changed() {
+    let expected = json!({"statusCode": 200, "headers": {"content-type": {"$prefix": "application/"}, "x-gone": "1", "x-new": "a"},
+        "body": {"result": {"id": {"$prefix": "job_"}, "status": "queued", "old": 1, "kept": "$absent"}}});
+    let actual = json!({"statusCode": 202, "headers": {"content-type": "application/json", "x-new": "b"},
+        "body": json!({"result": {"id": "job_1", "status": "running", "extra": true}}).to_string()});
+    let next = rewritten(&expected, &actual);
+    assert_eq!(
+        next,
+        json!({"statusCode": 202, "headers": {"content-type": {"$prefix": "application/"}, "x-gone": null, "x-new": "b"},
+        "body": {"result": {"id": {"$prefix": "job_"}, "status": "running", "old": "$absent", "kept": "$absent"}}})
+    );
+    assert!(compare("x", &next, &actual).is_empty(), "{:?}", compare("x", &next, &actual));
 }
