@@ -16,8 +16,8 @@ use crate::mcp::McpServer;
 use crate::secrets::Secrets;
 use crate::store::Store;
 use crate::store::rate_limit::RateDecision;
-use crate::tenancy;
-use crate::webhooks::Outbound;
+use crate::api::tenancy;
+use crate::outbound::Outbound;
 
 pub struct App {
     pub config: Config,

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use inbox::config::{Config, Mode};
 use inbox::dev::DevIssuer;
 use inbox::store::Store;
-use inbox::{App, http, telemetry};
+use inbox::{App, edge, telemetry};
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -60,7 +60,7 @@ async fn build(config: Config) -> Result<App, String> {
 async fn run_lambda(config: Config) -> Result<(), String> {
     // Built once per container and kept for its lifetime.
     let app: &'static App = Box::leak(Box::new(build(config).await?));
-    let service = lambda_http::service_fn(move |req| async move { Ok::<_, Infallible>(http::handle(app, req).await) });
+    let service = lambda_http::service_fn(move |req| async move { Ok::<_, Infallible>(edge::handle(app, req).await) });
     lambda_http::run(service).await.map_err(|e| format!("lambda runtime stopped: {e}"))
 }
 
@@ -73,13 +73,13 @@ async fn start_dev_issuer(config: &Config) -> Result<(), String> {
             tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
         tracing::info!(jwks = %dev.jwks_url(), "development issuer serving its JWKS");
         let jwks = issuer.jwks().to_string();
-        tokio::spawn(http::local::serve_document(listener, "/jwks.json", jwks, std::future::pending()));
+        tokio::spawn(edge::local::serve_document(listener, "/jwks.json", jwks, std::future::pending()));
     }
     Ok(())
 }
 
 /// Runs one recorded API Gateway event through the exact Lambda conversion
-/// (`lambda_http`'s adapter around `http::handle`) and prints the response
+/// (`lambda_http`'s adapter around `edge::handle`) and prints the response
 /// API Gateway would receive. `{{TOKEN}}` in the event becomes a development
 /// token of the demo admin for the host the event names, `{{PIPELINE_TOKEN}}`
 /// one of the demo mail pipeline.
@@ -112,7 +112,7 @@ async fn invoke(mut config: Config, path: &str) -> Result<(), String> {
     let text = text.replace("{{PIPELINE_TOKEN}}", &pipeline).replace("{{TOKEN}}", &token);
     let payload: lambda_http::request::LambdaRequest =
         serde_json::from_str(&text).map_err(|e| format!("{path}: not an API Gateway event: {e}"))?;
-    let service = lambda_http::service_fn(move |req| async move { Ok::<_, Infallible>(http::handle(app, req).await) });
+    let service = lambda_http::service_fn(move |req| async move { Ok::<_, Infallible>(edge::handle(app, req).await) });
     let response = Adapter::from(service)
         .call(lambda_http::LambdaEvent::new(payload, lambda_http::Context::default()))
         .await
@@ -133,7 +133,7 @@ async fn serve_local(config: Config) -> Result<(), String> {
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    http::local::serve(listener, app, shutdown).await;
+    edge::local::serve(listener, app, shutdown).await;
     Ok(())
 }
 

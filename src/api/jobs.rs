@@ -6,8 +6,9 @@ use serde_json::json;
 
 use super::error::ApiError;
 use super::{ApiResponse, Ctx, authorize};
-use crate::domain::clock::now_string;
-use crate::domain::ids::{Kind, is_id, new_id};
+use crate::sys::now_string;
+use crate::domain::ids::{Kind, is_id};
+use crate::sys::new_id;
 use crate::domain::records::{Job, JobKind, JobStatus};
 use crate::domain::{Permission, Scope};
 

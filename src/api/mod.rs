@@ -15,6 +15,7 @@ pub mod jobs;
 pub mod page;
 pub mod rest;
 pub mod senders;
+pub mod tenancy;
 mod upsert;
 pub mod webhooks;
 pub mod workspace;

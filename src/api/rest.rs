@@ -15,7 +15,7 @@ use crate::app::{App, Refused};
 use crate::auth::{Audience, Principal};
 use crate::mcp::MAX_BODY_BYTES;
 use crate::store::idempotency::{Claim, StoredResponse};
-use crate::tenancy::{self, TenancyError};
+use crate::api::tenancy::{self, TenancyError};
 
 /// What the HTTP layer sends back.
 #[derive(Debug)]

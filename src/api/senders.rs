@@ -9,7 +9,7 @@ use super::error::ApiError;
 use super::input::{self};
 use super::page::page_request;
 use super::{ApiResponse, Ctx, inboxes};
-use crate::domain::clock::now_string;
+use crate::sys::now_string;
 use crate::domain::records::AllowedSender;
 
 /// A sender as given: an address or `@domain`, normalised to lowercase.

@@ -16,13 +16,14 @@ use super::jobs::{accepted, new_job};
 use super::page::{hex, page_request};
 use super::upsert::{self, Claimed, Upserted};
 use super::{ApiResponse, Ctx};
-use crate::domain::clock::now_string;
-use crate::domain::ids::{Kind, is_id, new_id};
+use crate::sys::now_string;
+use crate::domain::ids::{Kind, is_id};
+use crate::sys::new_id;
 use crate::domain::records::{EventType, JobKind, Webhook, WebhookStatus};
 use crate::store::StoreError;
 use crate::store::keys;
 use crate::store::records::StoredWebhook;
-use crate::webhooks::{Refusal, check_target, normalise_host};
+use crate::outbound::{Refusal, check_target, normalise_host};
 
 fn not_found() -> ApiError {
     ApiError::NotFound { what: "Webhook" }
@@ -37,8 +38,7 @@ pub async fn load(ctx: &Ctx<'_>, id: &str) -> Result<StoredWebhook, ApiError> {
 
 /// A new signing secret: `whsec_` and 32 random bytes, base64url.
 fn new_secret() -> String {
-    let mut bytes = [0u8; 32];
-    let _ = aws_lc_rs::rand::fill(&mut bytes);
+    let bytes: [u8; 32] = crate::sys::random();
     format!("whsec_{}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
 }
 

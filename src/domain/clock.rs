@@ -1,5 +1,6 @@
 //! Timestamps: UTC, RFC 3339 with milliseconds and a `Z`, fixed width so that
-//! string order is time order (they are used in sort keys).
+//! string order is time order (they are used in sort keys). Formatting and
+//! parsing only: reading the wall clock is `crate::sys`'s.
 
 use time::format_description::well_known::Rfc3339;
 use time::macros::format_description;
@@ -11,18 +12,6 @@ const FORMAT: &[time::format_description::BorrowedFormatItem<'static>] =
 pub fn format(t: OffsetDateTime) -> String {
     // The fixed format cannot fail for a UTC time with a four-digit year.
     t.to_offset(UtcOffset::UTC).format(FORMAT).unwrap_or_else(|_| "1970-01-01T00:00:00.000Z".into())
-}
-
-pub fn now() -> OffsetDateTime {
-    OffsetDateTime::now_utc()
-}
-
-pub fn now_string() -> String {
-    format(now())
-}
-
-pub fn unix_now() -> u64 {
-    u64::try_from(now().unix_timestamp()).unwrap_or(0)
 }
 
 /// Parses a filter bound: an RFC 3339 timestamp, or a date (midnight UTC).

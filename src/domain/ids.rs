@@ -74,13 +74,11 @@ impl Kind {
 
 const ALPHABET: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
-/// A new opaque id: the prefix and 22 base-62 characters (about 131 random bits).
-pub fn new_id(kind: Kind) -> String {
-    let mut bytes = [0u8; 22];
-    // Without system randomness nothing about this process can be trusted;
-    // aws-lc aborts on that path itself, so this cannot return Err in practice.
-    let _ = aws_lc_rs::rand::fill(&mut bytes);
-    let tail: String = bytes.iter().map(|b| ALPHABET[usize::from(*b) % 62] as char).collect();
+/// The opaque id made of 22 random bytes: the prefix and 22 base-62
+/// characters (about 131 random bits). The bytes come from the caller
+/// (`crate::sys::new_id` reads the system RNG), so this stays pure.
+pub fn id_from(kind: Kind, random: &[u8; 22]) -> String {
+    let tail: String = random.iter().map(|b| char::from(ALPHABET[usize::from(*b) % ALPHABET.len()])).collect();
     format!("{}_{tail}", kind.prefix())
 }
 
@@ -98,10 +96,11 @@ mod id_tests {
     use super::*;
 
     #[test]
-    fn new_ids_are_well_formed_and_distinct() {
-        let a = new_id(Kind::Email);
+    fn ids_are_well_formed_and_follow_their_bytes() {
+        let a = id_from(Kind::Email, &[7; 22]);
         assert!(is_id(Kind::Email, &a), "{a}");
-        assert_ne!(a, new_id(Kind::Email));
+        assert_eq!(a, "eml_7777777777777777777777");
+        assert_ne!(a, id_from(Kind::Email, &[8; 22]));
         assert!(!is_id(Kind::Inbox, &a));
         assert!(is_id(Kind::Inbox, "inb_bills"));
         assert!(is_id(Kind::Email, "eml_energy_nov"));

@@ -18,8 +18,10 @@ use super::EffectError;
 use crate::app::App;
 use crate::domain::Tenant;
 use crate::domain::boleto;
-use crate::domain::clock::{now_string, parse_instant};
-use crate::domain::ids::{Kind, new_id};
+use crate::domain::clock::parse_instant;
+use crate::sys::now_string;
+use crate::domain::ids::Kind;
+use crate::sys::new_id;
 use crate::domain::records::{
     Delivery, DeliveryStatus, Email, EmailStatus, EventType, Extracted, Job, JobKind, WebhookStatus,
 };
@@ -56,7 +58,7 @@ pub fn apply_extraction(email: &mut Email, outcome: Result<boleto::Slip, boleto:
 }
 
 fn received_date(email: &Email) -> Date {
-    parse_instant(&email.received_at).map_or_else(|| crate::domain::clock::now().date(), |t| t.date())
+    parse_instant(&email.received_at).map_or_else(|| crate::sys::now().date(), |t| t.date())
 }
 
 async fn process_email(app: &App, t: &Tenant, job: &Job) -> Result<Value, EffectError> {
@@ -179,7 +181,7 @@ async fn deliver(
     let id = new_id(Kind::Delivery);
     let outcome = match app.secrets.unseal(&webhook.secret_sealed) {
         Some(secret) => app.outbound.post(&webhook.webhook.url, &secret, event_type.as_str(), &id, payload).await,
-        None => crate::webhooks::Attempt {
+        None => crate::outbound::Attempt {
             status_code: None,
             duration_ms: 0,
             error: Some("the webhook's secret cannot be read; rotate it".into()),

@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use crate::app::App;
 use crate::domain::Tenant;
-use crate::domain::clock::now_string;
+use crate::sys::now_string;
 use crate::domain::records::{Job, JobStatus};
 use crate::store::StoreError;
 

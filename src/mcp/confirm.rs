@@ -19,7 +19,7 @@ use super::jsonrpc::RpcError;
 use super::methods::invalid_params;
 use crate::api::Ctx;
 use crate::api::page::hex;
-use crate::domain::clock::unix_now;
+use crate::sys::unix_now;
 
 const PURPOSE: &str = "confirm";
 const KEY: &str = "confirm";
@@ -129,8 +129,7 @@ fn ask(
     args: &Map<String, Value>,
     digest: &str,
 ) -> Result<Value, RpcError> {
-    let mut nonce = [0u8; 16];
-    let _ = aws_lc_rs::rand::fill(&mut nonce);
+    let nonce: [u8; 16] = crate::sys::random();
     let exp = unix_now() + ctx.app.config.confirmation_ttl_secs;
     let payload = json!({
         "iss": ctx.principal.iss, "sub": ctx.principal.sub, "org": ctx.principal.org.as_str(),

@@ -23,7 +23,7 @@ use serde_json::{Map, Value, json};
 use crate::app::{App, Refused};
 use crate::auth::challenge::Rejection;
 use crate::auth::{Audience, Principal};
-use crate::tenancy::{self, TenancyError, Tenant};
+use crate::api::tenancy::{self, TenancyError, Tenant};
 use era::{ClientContext, Era, ProtocolVersion};
 use jsonrpc::{ErrorCode, Message, RpcError, error_body, parse_message, result_body};
 

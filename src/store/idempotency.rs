@@ -9,7 +9,7 @@ use super::items::{Keys, to_item};
 use super::keys::{self, PK, SK, TTL};
 use super::{Store, StoreError, s};
 use crate::domain::Tenant;
-use crate::domain::clock::unix_now;
+use crate::sys::unix_now;
 
 /// How long a key is remembered.
 pub const RETENTION_SECS: u64 = 24 * 3600;

@@ -8,7 +8,7 @@ pub mod keys;
 pub mod rate_limit;
 pub mod records;
 pub mod table;
-pub mod tenancy;
+pub mod memberships;
 
 use std::cell::Cell;
 use std::time::Duration;

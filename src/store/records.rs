@@ -514,7 +514,7 @@ impl Store {
     /// lapsed. Counts the attempt and leaves the queue index. `None` when
     /// another runner has it or it is finished: a redelivered job runs once.
     pub async fn claim_job(&self, t: &Tenant, id: &str, lease_secs: u64) -> Result<Option<Job>, StoreError> {
-        let now = crate::domain::clock::unix_now();
+        let now = crate::sys::unix_now();
         let result = self
             .client()
             .update_item()
@@ -529,7 +529,7 @@ impl Store {
             .expression_attribute_values(":one", super::n(1))
             .expression_attribute_values(":lease", super::n(now + lease_secs))
             .expression_attribute_values(":now", super::n(now))
-            .expression_attribute_values(":at", s(crate::domain::clock::now_string()))
+            .expression_attribute_values(":at", s(crate::sys::now_string()))
             .return_values(ReturnValue::AllNew)
             .send()
             .await;
@@ -583,7 +583,7 @@ impl Store {
         item.insert(PK.into(), s(ws_pk(t)));
         item.insert(SK.into(), s(keys::once(key)));
         item.insert(keys::TTL.into(), super::n(expires_at));
-        let now = crate::domain::clock::unix_now();
+        let now = crate::sys::unix_now();
         let result = self
             .client()
             .put_item()

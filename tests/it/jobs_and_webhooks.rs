@@ -20,7 +20,7 @@ use http_body_util::BodyExt as _;
 use inbox::domain::records::JobStatus;
 use inbox::domain::{OrgId, Role, Tenant, WorkspaceId};
 use inbox::jobs::Ran;
-use inbox::webhooks::{Lookup, Outbound};
+use inbox::outbound::{Lookup, Outbound};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
@@ -312,12 +312,12 @@ fn outbound(lookup: Arc<FakeLookup>, allow_loopback: bool) -> Outbound {
 const BODY: &str = r#"{"id":"evt_test","type":"webhook.test","created_at":"2026-11-20T09:00:00.000Z","data":{}}"#;
 
 /// One delivery attempt of a fixed test event.
-async fn post(outbound: &Outbound, url: &str) -> inbox::webhooks::Attempt {
+async fn post(outbound: &Outbound, url: &str) -> inbox::outbound::Attempt {
     outbound.post(url, "whsec_test", "webhook.test", "dlv_test", BODY).await
 }
 
 #[track_caller]
-fn assert_refused(attempt: &inbox::webhooks::Attempt, what: &str) {
+fn assert_refused(attempt: &inbox::outbound::Attempt, what: &str) {
     assert_eq!(attempt.status_code, None, "{what}: no answer may be read: {attempt:?}");
     let error = attempt.error.as_deref().unwrap_or_else(|| panic!("{what} must fail: {attempt:?}"));
     assert!(error.contains("refused"), "{what}: the error must say it was refused: {attempt:?}");
@@ -1187,13 +1187,13 @@ async fn a_receiver_streaming_a_huge_body_is_cut_off_and_the_attempt_completes()
 fn is_public_tells_routable_addresses_from_internal_ones() {
     for ip in REFUSED.iter().chain(&["192.0.2.1", "198.18.0.1", "255.255.255.255", "fd00::1", "ff02::1", "::"]) {
         let addr: IpAddr = ip.parse().expect("address");
-        assert!(!inbox::net::is_public(addr), "{ip} must not be public");
+        assert!(!inbox::outbound::addresses::is_public(addr), "{ip} must not be public");
     }
     for ip in
         ["93.184.216.34", "8.8.8.8", "1.1.1.1", "2606:2800:220:1::1", "::ffff:8.8.8.8", "172.32.0.1", "100.128.0.1"]
     {
         let addr: IpAddr = ip.parse().expect("address");
-        assert!(inbox::net::is_public(addr), "{ip} is public");
+        assert!(inbox::outbound::addresses::is_public(addr), "{ip} is public");
     }
 }
 
@@ -1247,7 +1247,7 @@ async fn a_running_job_is_left_to_its_runner_until_its_lease_lapses_then_taken_o
     let job_id = test_webhook(&h, &webhook).await;
     let app = h.app().await;
     let tenant = ws_main();
-    let now = inbox::domain::clock::unix_now();
+    let now = inbox::sys::unix_now();
 
     // Another runner claimed it and holds a live lease.
     let mut job = app.store.get_job(&tenant, &job_id).await.expect("read job").expect("job exists");

@@ -4,7 +4,7 @@ use crate::common;
 
 use std::time::{Duration, Instant};
 
-use inbox::http::local::ReadTimeouts;
+use inbox::edge::local::ReadTimeouts;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
@@ -25,7 +25,7 @@ async fn start_with(timeouts: ReadTimeouts) -> (String, String, tokio::sync::one
     let shutdown = async {
         let _ = stopped.await;
     };
-    tokio::spawn(inbox::http::local::serve_with(listener, app, shutdown, timeouts));
+    tokio::spawn(inbox::edge::local::serve_with(listener, app, shutdown, timeouts));
     let token = harness.admin_token();
     (format!("http://127.0.0.1:{port}"), token, stop, harness)
 }

@@ -21,7 +21,9 @@ use std::time::{Duration, Instant};
 
 use aws_lc_rs::hmac;
 
-use crate::net::is_public;
+pub mod addresses;
+
+use addresses::is_public;
 
 pub const MAX_RESPONSE_BYTES: usize = 64 * 1024;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
@@ -198,7 +200,7 @@ impl Outbound {
         if let Err(why) = self.check_url(&parsed) {
             return Attempt { status_code: None, duration_ms: 0, error: Some(why) };
         }
-        let timestamp = crate::domain::clock::unix_now();
+        let timestamp = crate::sys::unix_now();
         let request = self
             .client
             .post(parsed)

@@ -206,9 +206,6 @@ fn append_headers(response: &mut Response<Body>, extra: Vec<(&'static str, Strin
 
 /// A random request id for local runs (Lambda supplies its own).
 fn new_request_id() -> String {
-    let mut bytes = [0u8; 8];
-    // The system RNG failing is not something to answer a request over; an
-    // all-zero id only weakens log correlation.
-    let _ = aws_lc_rs::rand::fill(&mut bytes);
+    let bytes: [u8; 8] = crate::sys::random();
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
