@@ -25,12 +25,12 @@ pub mod domain;
 pub mod edge;
 pub mod jobs;
 pub mod mcp;
+pub mod outbound;
 pub mod secrets;
 pub mod seed;
 pub mod store;
 pub mod sys;
 pub mod telemetry;
-pub mod outbound;
 
 pub use app::App;
 pub use config::Config;

@@ -60,7 +60,8 @@ async fn build(config: Config) -> Result<App, String> {
 async fn run_lambda(config: Config) -> Result<(), String> {
     // Built once per container and kept for its lifetime.
     let app: &'static App = Box::leak(Box::new(build(config).await?));
-    let service = lambda_http::service_fn(move |req| async move { Ok::<_, Infallible>(edge::handle(app, req).await) });
+    let service =
+        lambda_http::service_fn(move |req| async move { Ok::<_, Infallible>(edge::handle(&app.edge, req).await) });
     lambda_http::run(service).await.map_err(|e| format!("lambda runtime stopped: {e}"))
 }
 
@@ -112,7 +113,8 @@ async fn invoke(mut config: Config, path: &str) -> Result<(), String> {
     let text = text.replace("{{PIPELINE_TOKEN}}", &pipeline).replace("{{TOKEN}}", &token);
     let payload: lambda_http::request::LambdaRequest =
         serde_json::from_str(&text).map_err(|e| format!("{path}: not an API Gateway event: {e}"))?;
-    let service = lambda_http::service_fn(move |req| async move { Ok::<_, Infallible>(edge::handle(app, req).await) });
+    let service =
+        lambda_http::service_fn(move |req| async move { Ok::<_, Infallible>(edge::handle(&app.edge, req).await) });
     let response = Adapter::from(service)
         .call(lambda_http::LambdaEvent::new(payload, lambda_http::Context::default()))
         .await
@@ -128,12 +130,12 @@ async fn serve_local(config: Config) -> Result<(), String> {
     let app = Arc::new(build(config).await?);
     // Locally the job runner polls the queue in-process (on AWS the worker
     // Lambda is fed by the table's stream).
-    tokio::spawn(inbox::jobs::poll(Arc::clone(&app), std::time::Duration::from_millis(500)));
+    tokio::spawn(inbox::jobs::poll(Arc::clone(&app.runner), std::time::Duration::from_millis(500)));
     tracing::info!(%addr, "serving MCP on http://{addr}/mcp");
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    edge::local::serve(listener, app, shutdown).await;
+    edge::local::serve(listener, Arc::clone(&app.edge), shutdown).await;
     Ok(())
 }
 

@@ -7,5 +7,5 @@ use super::error::ApiError;
 
 /// True the first time `nonce` is used in this workspace, false after.
 pub async fn consume(ctx: &Ctx<'_>, nonce: &str, expires_at: u64) -> Result<bool, ApiError> {
-    Ok(ctx.app.store.use_once(ctx.tenant, &format!("confirm:{nonce}"), expires_at).await?)
+    Ok(ctx.store.use_once(ctx.tenant, &format!("confirm:{nonce}"), expires_at).await?)
 }

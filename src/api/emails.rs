@@ -12,12 +12,12 @@ use super::jobs::{accepted, new_job};
 use super::page::page_request;
 use super::{ApiResponse, Ctx};
 use crate::domain::clock::{format, parse_instant};
-use crate::sys::now_string;
-use crate::sys::new_id;
 use crate::domain::ids::{Kind, is_id};
 use crate::domain::records::{Attachment, Email, EmailStatus, InboxStatus, JobKind, SenderPolicy};
 use crate::store::StoreError;
 use crate::store::records::EmailFilter;
+use crate::sys::new_id;
+use crate::sys::now_string;
 
 fn not_found() -> ApiError {
     ApiError::NotFound { what: "E-mail" }
@@ -27,7 +27,7 @@ pub async fn load(ctx: &Ctx<'_>, id: &str) -> Result<Email, ApiError> {
     if !is_id(Kind::Email, id) {
         return Err(not_found());
     }
-    ctx.app.store.get_email(ctx.tenant, id).await?.ok_or_else(not_found)
+    ctx.store.get_email(ctx.tenant, id).await?.ok_or_else(not_found)
 }
 
 pub async fn list(ctx: &Ctx<'_>, query: Option<&str>) -> Result<ApiResponse, ApiError> {
@@ -64,9 +64,9 @@ pub async fn list(ctx: &Ctx<'_>, query: Option<&str>) -> Result<ApiResponse, Api
     {
         return Err(invalid_parameter("received_after", "must not be later than received_before"));
     }
-    let page = page_request(&ctx.app.secrets, ctx.tenant, "emails", &params)?;
-    let found = ctx.app.store.list_emails(ctx.tenant, &filter, page.limit, page.start.clone()).await?;
-    let next = page.next_cursor(&ctx.app.secrets, ctx.tenant, found.next);
+    let page = page_request(&ctx.secrets, ctx.tenant, "emails", &params)?;
+    let found = ctx.store.list_emails(ctx.tenant, &filter, page.limit, page.start.clone()).await?;
+    let next = page.next_cursor(&ctx.secrets, ctx.tenant, found.next);
     Ok(ApiResponse::ok(200, json!({"data": found.items, "meta": {"next_cursor": next}})))
 }
 
@@ -88,7 +88,7 @@ pub async fn reprocess(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError>
     let job = new_job(JobKind::EmailReprocess, &email.id);
     email.status = EmailStatus::Processing;
     email.updated_at = now_string();
-    match ctx.app.store.enqueue_email_job(ctx.tenant, &email, &previous, &job).await {
+    match ctx.store.enqueue_email_job(ctx.tenant, &email, &previous, &job).await {
         Ok(()) => accepted(&job),
         Err(StoreError::Conflict) => Err(ApiError::Conflict {
             code: "conflict",
@@ -103,7 +103,7 @@ pub async fn delete(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     let previous = email.updated_at.clone();
     email.updated_at = now_string();
     email.deleted_at = Some(email.updated_at.clone());
-    ctx.app.store.delete_email(ctx.tenant, &email, &previous).await?;
+    ctx.store.delete_email(ctx.tenant, &email, &previous).await?;
     Ok(ApiResponse::ok(200, json!({"data": {"id": email.id, "deleted": true}})))
 }
 
@@ -159,8 +159,8 @@ pub async fn ingest(ctx: &Ctx<'_>, inbox_id: &str, body: &[u8]) -> Result<ApiRes
             message: "This inbox is paused and accepts no mail".into(),
         });
     }
-    let allowed = inbox.sender_policy == SenderPolicy::Anyone
-        || ctx.app.store.sender_allowed(ctx.tenant, &inbox.id, &from).await?;
+    let allowed =
+        inbox.sender_policy == SenderPolicy::Anyone || ctx.store.sender_allowed(ctx.tenant, &inbox.id, &from).await?;
     let now = now_string();
     let email = Email {
         id: new_id(Kind::Email),
@@ -179,7 +179,7 @@ pub async fn ingest(ctx: &Ctx<'_>, inbox_id: &str, body: &[u8]) -> Result<ApiRes
         deleted_at: None,
     };
     let job = new_job(JobKind::EmailProcess, &email.id);
-    ctx.app.store.create_email_with_job(ctx.tenant, &email, &job).await?;
+    ctx.store.create_email_with_job(ctx.tenant, &email, &job).await?;
     let mut response = accepted(&job)?;
     response.body["data"]["email"] = json!({"id": email.id, "status": email.status});
     Ok(response)

@@ -30,6 +30,8 @@ pub enum ApiError {
     TooLarge,
     #[error("X-Workspace-Id is required")]
     WorkspaceRequired { workspaces: Vec<String> },
+    #[error("workspace not found")]
+    WorkspaceNotFound { workspaces: Vec<String> },
     #[error("service unavailable")]
     Unavailable,
 }
@@ -54,7 +56,9 @@ impl ApiError {
 
     pub fn status(&self) -> u16 {
         match self {
-            ApiError::BadRequest { .. } | ApiError::WorkspaceRequired { .. } => 400,
+            ApiError::BadRequest { .. } | ApiError::WorkspaceRequired { .. } | ApiError::WorkspaceNotFound { .. } => {
+                400
+            }
             ApiError::Unprocessable { .. } => 422,
             ApiError::NotFound { .. } | ApiError::NoRoute => 404,
             ApiError::MethodNotAllowed { .. } => 405,
@@ -88,6 +92,11 @@ impl ApiError {
                 "workspace_required",
                 "X-Workspace-Id is required: this organization has more than one workspace".into(),
                 json!({"missing": "X-Workspace-Id", "workspaces": workspaces}),
+            ),
+            ApiError::WorkspaceNotFound { workspaces } => (
+                "workspace_not_found",
+                "No workspace with this X-Workspace-Id for you in this organization".into(),
+                json!({"header": "X-Workspace-Id", "workspaces": workspaces}),
             ),
             ApiError::Unavailable => {
                 ("unavailable", "The service is temporarily unavailable; try again shortly".into(), json!({}))

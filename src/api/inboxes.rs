@@ -8,13 +8,13 @@ use super::input::{self, invalid_parameter};
 use super::page::page_request;
 use super::upsert::{self, Claimed, Upserted};
 use super::{ApiResponse, Ctx};
-use crate::sys::now_string;
 use crate::domain::ids::{Kind, is_id};
-use crate::sys::new_id;
 use crate::domain::records::{Inbox, InboxStatus, SenderPolicy};
 use crate::store::StoreError;
 use crate::store::keys;
 use crate::store::records::InboxFilter;
+use crate::sys::new_id;
+use crate::sys::now_string;
 
 fn not_found() -> ApiError {
     ApiError::NotFound { what: "Inbox" }
@@ -25,7 +25,7 @@ pub async fn load(ctx: &Ctx<'_>, id: &str) -> Result<Inbox, ApiError> {
     if !is_id(Kind::Inbox, id) {
         return Err(not_found());
     }
-    ctx.app.store.get_inbox(ctx.tenant, id).await?.ok_or_else(not_found)
+    ctx.store.get_inbox(ctx.tenant, id).await?.ok_or_else(not_found)
 }
 
 pub async fn list(ctx: &Ctx<'_>, query: Option<&str>) -> Result<ApiResponse, ApiError> {
@@ -40,10 +40,9 @@ pub async fn list(ctx: &Ctx<'_>, query: Option<&str>) -> Result<ApiResponse, Api
         Some(q) if q.chars().count() <= 100 && !q.trim().is_empty() => Some(q.trim().to_lowercase()),
         Some(_) => return Err(invalid_parameter("q", "must have 1 to 100 characters")),
     };
-    let page = page_request(&ctx.app.secrets, ctx.tenant, "inboxes", &params)?;
-    let found =
-        ctx.app.store.list_inboxes(ctx.tenant, &InboxFilter { status, q }, page.limit, page.start.clone()).await?;
-    let next = page.next_cursor(&ctx.app.secrets, ctx.tenant, found.next);
+    let page = page_request(&ctx.secrets, ctx.tenant, "inboxes", &params)?;
+    let found = ctx.store.list_inboxes(ctx.tenant, &InboxFilter { status, q }, page.limit, page.start.clone()).await?;
+    let next = page.next_cursor(&ctx.secrets, ctx.tenant, found.next);
     Ok(ApiResponse::ok(200, json!({"data": found.items, "meta": {"next_cursor": next}})))
 }
 
@@ -72,16 +71,16 @@ impl Claimed for BySlug<'_> {
     type Record = Inbox;
 
     async fn owner(&self) -> Result<Option<String>, StoreError> {
-        self.ctx.app.store.slug_owner(self.ctx.tenant, &self.slug).await
+        self.ctx.store.slug_owner(self.ctx.tenant, &self.slug).await
     }
     async fn claim(&self, id: &str) -> Result<bool, StoreError> {
-        self.ctx.app.store.claim(self.ctx.tenant, keys::slug(&self.slug), "inbox_id", id).await
+        self.ctx.store.claim(self.ctx.tenant, keys::slug(&self.slug), "inbox_id", id).await
     }
     async fn release(&self, id: &str) -> Result<(), StoreError> {
-        self.ctx.app.store.release_claim(self.ctx.tenant, keys::slug(&self.slug), "inbox_id", id).await
+        self.ctx.store.release_claim(self.ctx.tenant, keys::slug(&self.slug), "inbox_id", id).await
     }
     async fn find(&self, id: &str) -> Result<Option<Inbox>, StoreError> {
-        self.ctx.app.store.get_inbox_any(self.ctx.tenant, id).await
+        self.ctx.store.get_inbox_any(self.ctx.tenant, id).await
     }
     fn is_deleted(record: &Inbox) -> bool {
         record.deleted_at.is_some()
@@ -100,14 +99,14 @@ impl Claimed for BySlug<'_> {
         })
     }
     async fn insert(&self, record: &Inbox) -> Result<bool, StoreError> {
-        self.ctx.app.store.insert_inbox(self.ctx.tenant, record).await
+        self.ctx.store.insert_inbox(self.ctx.tenant, record).await
     }
     async fn update(&self, mut inbox: Inbox) -> Result<Inbox, StoreError> {
         inbox.name = self.name.clone();
         inbox.status = self.body.status.unwrap_or(inbox.status);
         inbox.sender_policy = self.body.sender_policy.unwrap_or(inbox.sender_policy);
         inbox.updated_at = now_string();
-        self.ctx.app.store.update_inbox(self.ctx.tenant, &inbox, None).await?;
+        self.ctx.store.update_inbox(self.ctx.tenant, &inbox, None).await?;
         Ok(inbox)
     }
     fn new_id(&self) -> String {
@@ -151,14 +150,14 @@ pub async fn update(ctx: &Ctx<'_>, id: &str, body: &[u8]) -> Result<ApiResponse,
     inbox.status = body.status.unwrap_or(inbox.status);
     inbox.sender_policy = body.sender_policy.unwrap_or(inbox.sender_policy);
     inbox.updated_at = now_string();
-    ctx.app.store.update_inbox(ctx.tenant, &inbox, Some(&previous)).await?;
+    ctx.store.update_inbox(ctx.tenant, &inbox, Some(&previous)).await?;
     ApiResponse::data(200, &inbox)
 }
 
 pub async fn delete(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     let mut inbox = load(ctx, id).await?;
     inbox.updated_at = now_string();
-    match ctx.app.store.delete_inbox(ctx.tenant, &inbox).await {
+    match ctx.store.delete_inbox(ctx.tenant, &inbox).await {
         Ok(()) => Ok(ApiResponse::ok(200, json!({"data": {"id": inbox.id, "deleted": true}}))),
         // Deleted by a concurrent request in between: it is gone either way.
         Err(StoreError::Conflict) => Err(not_found()),

@@ -5,12 +5,12 @@
 use serde_json::json;
 
 use super::error::ApiError;
-use super::{ApiResponse, Ctx, authorize};
-use crate::sys::now_string;
+use super::{ApiResponse, Ctx, check};
 use crate::domain::ids::{Kind, is_id};
-use crate::sys::new_id;
 use crate::domain::records::{Job, JobKind, JobStatus};
 use crate::domain::{Permission, Scope};
+use crate::sys::new_id;
+use crate::sys::now_string;
 
 pub fn read_scope(kind: JobKind) -> Scope {
     match kind {
@@ -49,7 +49,7 @@ pub async fn get(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     if !is_id(Kind::Job, id) {
         return Err(not_found());
     }
-    let job = ctx.app.store.get_job(ctx.tenant, id).await?.ok_or_else(not_found)?;
-    authorize(ctx, read_scope(job.kind), Permission::Read)?;
+    let job = ctx.store.get_job(ctx.tenant, id).await?.ok_or_else(not_found)?;
+    check(ctx, read_scope(job.kind), Permission::Read)?;
     ApiResponse::data(200, &job)
 }

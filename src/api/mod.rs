@@ -1,19 +1,21 @@
 //! The REST API `/api/v1`: the single implementation of every operation.
 //!
-//! `dispatch` takes an `ApiRequest` (method, percent-encoded path, query,
-//! body) and the verified caller, and answers an `ApiResponse`. The REST edge
-//! (`rest`) and the MCP tools both call it, so filters, validation, soft
-//! delete, upserts and tenant isolation exist once. Each handler checks its
-//! own scope and role, whoever called it.
+//! `ROUTES` is the route table: each operation (`Op`), its method and path,
+//! and who may call it. A call is `authorize` (the table's requirement, once,
+//! for every caller) then `dispatch` (the handler), or `call` for both at
+//! once from a path. The REST edge and the MCP tools both come here, so
+//! filters, validation, soft delete, upserts and tenant isolation exist once.
+//! Nothing here knows HTTP framing or JSON-RPC.
 
 pub mod confirmations;
+mod ctx;
 pub mod emails;
 pub mod error;
+pub mod idempotency;
 pub mod inboxes;
 pub mod input;
 pub mod jobs;
 pub mod page;
-pub mod rest;
 pub mod senders;
 pub mod tenancy;
 mod upsert;
@@ -24,12 +26,11 @@ use percent_encoding::percent_decode_str;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::app::App;
-use crate::auth::Principal;
-use crate::domain::{Permission, Scope, Tenant};
+use crate::domain::{Permission, Scope};
+pub use ctx::{Ctx, Services};
 use error::ApiError;
 
-/// One call of the API, from either edge.
+/// One call of the API with a path, from either edge.
 #[derive(Debug, Clone)]
 pub struct ApiRequest<'a> {
     pub method: &'a str,
@@ -39,26 +40,17 @@ pub struct ApiRequest<'a> {
     pub body: &'a [u8],
 }
 
-/// The verified caller and the workspace acted on. Never the token.
-pub struct Ctx<'a> {
-    pub app: &'a App,
-    pub principal: &'a Principal,
-    pub tenant: &'a Tenant,
-}
-
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApiResponse {
     pub status: u16,
     pub body: Value,
     /// `Location` of a created job.
     pub location: Option<String>,
-    /// Set on a 403 for a missing scope, so each edge can challenge in its own terms.
-    pub missing_scopes: Vec<Scope>,
 }
 
 impl ApiResponse {
     pub fn ok(status: u16, body: Value) -> ApiResponse {
-        ApiResponse { status, body, location: None, missing_scopes: Vec::new() }
+        ApiResponse { status, body, location: None }
     }
 
     pub fn data<T: Serialize>(status: u16, data: &T) -> Result<ApiResponse, ApiError> {
@@ -71,174 +63,184 @@ impl ApiResponse {
     }
 }
 
-impl From<ApiError> for ApiResponse {
-    fn from(error: ApiError) -> Self {
-        let missing_scopes = match &error {
-            ApiError::InsufficientScope { scopes } => scopes.clone(),
-            _ => Vec::new(),
-        };
-        ApiResponse { status: error.status(), body: error.body(), location: None, missing_scopes }
-    }
-}
-
-/// Every route of the API.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Route {
+/// Every operation of the API: the route ids. Each has one row in `ROUTES`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Op {
     InboxesList,
     InboxesUpsert,
-    InboxGet(String),
-    InboxUpdate(String),
-    InboxDelete(String),
-    SendersList(String),
-    SendersAdd(String),
-    SenderRemove(String, String),
-    EmailIngest(String),
+    InboxGet,
+    InboxUpdate,
+    InboxDelete,
+    SendersList,
+    SendersAdd,
+    SenderRemove,
+    EmailIngest,
     EmailsList,
-    EmailGet(String),
-    EmailReprocess(String),
-    EmailDelete(String),
+    EmailGet,
+    EmailReprocess,
+    EmailDelete,
     WebhooksList,
     WebhooksUpsert,
-    WebhookGet(String),
-    WebhookDelete(String),
-    WebhookTest(String),
-    WebhookRotateSecret(String),
-    DeliveriesList(String),
-    DeliveryResend(String),
-    JobGet(String),
+    WebhookGet,
+    WebhookDelete,
+    WebhookTest,
+    WebhookRotateSecret,
+    DeliveriesList,
+    DeliveryResend,
+    JobGet,
     Workspace,
 }
 
+/// Who may call an operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    /// This scope and a role with this permission.
+    Role(Scope, Permission),
+    /// This scope only: a machine client (the mail pipeline).
+    Scope(Scope),
+    /// The handler decides from the data (a job needs the read scope of its
+    /// subject; the workspace summary needs two scopes). `any`: a caller with
+    /// none of these scopes can never succeed (what the MCP listing filters on).
+    Handler { any: &'static [Scope] },
+}
+
+/// One row of the route table.
+#[derive(Debug, Clone, Copy)]
+pub struct RouteRow {
+    pub op: Op,
+    pub method: &'static str,
+    /// The path after `/api/v1`, with `{id}` and `{sender}` for its parameters.
+    pub template: &'static str,
+    pub needs: Needs,
+    /// Reads filters, `limit` and `cursor` from the query string.
+    pub takes_query: bool,
+    /// Takes a JSON body.
+    pub takes_body: bool,
+}
+
+const fn row(op: Op, method: &'static str, template: &'static str, needs: Needs) -> RouteRow {
+    let takes_query =
+        matches!(op, Op::InboxesList | Op::SendersList | Op::EmailsList | Op::WebhooksList | Op::DeliveriesList);
+    let takes_body =
+        matches!(op, Op::InboxesUpsert | Op::InboxUpdate | Op::SendersAdd | Op::WebhooksUpsert | Op::EmailIngest);
+    RouteRow { op, method, template, needs, takes_query, takes_body }
+}
+
+use Permission::{Administer, Operate, Read};
+
+/// The route table: every operation, its method and path, and who may call it.
+pub const ROUTES: [RouteRow; 23] = [
+    row(Op::InboxesList, "GET", "/inboxes", Needs::Role(Scope::InboxesRead, Read)),
+    row(Op::InboxesUpsert, "PUT", "/inboxes", Needs::Role(Scope::InboxesWrite, Administer)),
+    row(Op::InboxGet, "GET", "/inboxes/{id}", Needs::Role(Scope::InboxesRead, Read)),
+    row(Op::InboxUpdate, "PATCH", "/inboxes/{id}", Needs::Role(Scope::InboxesWrite, Administer)),
+    row(Op::InboxDelete, "DELETE", "/inboxes/{id}", Needs::Role(Scope::InboxesWrite, Administer)),
+    row(Op::SendersList, "GET", "/inboxes/{id}/senders", Needs::Role(Scope::InboxesRead, Read)),
+    row(Op::SendersAdd, "POST", "/inboxes/{id}/senders", Needs::Role(Scope::InboxesWrite, Administer)),
+    row(Op::SenderRemove, "DELETE", "/inboxes/{id}/senders/{sender}", Needs::Role(Scope::InboxesWrite, Administer)),
+    row(Op::EmailIngest, "POST", "/inboxes/{id}/emails", Needs::Scope(Scope::EmailsIngest)),
+    row(Op::EmailsList, "GET", "/emails", Needs::Role(Scope::EmailsRead, Read)),
+    row(Op::EmailGet, "GET", "/emails/{id}", Needs::Role(Scope::EmailsRead, Read)),
+    row(Op::EmailReprocess, "POST", "/emails/{id}/reprocess", Needs::Role(Scope::EmailsWrite, Operate)),
+    row(Op::EmailDelete, "DELETE", "/emails/{id}", Needs::Role(Scope::EmailsWrite, Administer)),
+    row(Op::WebhooksList, "GET", "/webhooks", Needs::Role(Scope::WebhooksRead, Read)),
+    row(Op::WebhooksUpsert, "PUT", "/webhooks", Needs::Role(Scope::WebhooksWrite, Administer)),
+    row(Op::WebhookGet, "GET", "/webhooks/{id}", Needs::Role(Scope::WebhooksRead, Read)),
+    row(Op::WebhookDelete, "DELETE", "/webhooks/{id}", Needs::Role(Scope::WebhooksWrite, Administer)),
+    row(Op::WebhookTest, "POST", "/webhooks/{id}/test", Needs::Role(Scope::WebhooksWrite, Operate)),
+    row(Op::WebhookRotateSecret, "POST", "/webhooks/{id}/rotate_secret", Needs::Role(Scope::WebhooksWrite, Administer)),
+    row(Op::DeliveriesList, "GET", "/webhooks/{id}/deliveries", Needs::Role(Scope::WebhooksRead, Read)),
+    row(Op::DeliveryResend, "POST", "/webhook_deliveries/{id}/resend", Needs::Role(Scope::WebhooksWrite, Operate)),
+    row(Op::JobGet, "GET", "/jobs/{id}", Needs::Handler { any: &[Scope::EmailsRead, Scope::WebhooksRead] }),
+    row(Op::Workspace, "GET", "/workspace", Needs::Handler { any: &[Scope::InboxesRead, Scope::EmailsRead] }),
+];
+
+impl Op {
+    pub fn row(self) -> &'static RouteRow {
+        // ROUTES holds one row per Op, in declaration order (a unit test checks it).
+        &ROUTES[self as usize]
+    }
+
+    /// Whether the operation changes state (and so honours `Idempotency-Key`).
+    pub fn is_write(self) -> bool {
+        self.row().method != "GET"
+    }
+}
+
+/// An operation with its path parameters: what the API runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    pub op: Op,
+    /// `{id}` of the path (`""` when the route has none).
+    pub id: String,
+    /// `{sender}` of the path (`""` when the route has none).
+    pub sender: String,
+}
+
 impl Route {
-    /// Matches a method and a percent-encoded path. Each segment is decoded on
-    /// its own, so an encoded `/` stays inside one path parameter (and then
-    /// fails that parameter's validation) instead of reaching another route.
+    pub fn new(op: Op, id: impl Into<String>, sender: impl Into<String>) -> Route {
+        Route { op, id: id.into(), sender: sender.into() }
+    }
+
+    /// Matches a method and a percent-encoded path against the route table.
+    /// Each segment is decoded on its own, so an encoded `/` stays inside one
+    /// path parameter (and then fails that parameter's validation) instead of
+    /// reaching another route.
     pub fn parse(method: &str, path: &str) -> Result<Route, ApiError> {
         let segments: Vec<String> = path
             .trim_start_matches('/')
             .split('/')
             .map(|s| percent_decode_str(s).decode_utf8_lossy().into_owned())
             .collect();
-        let s: Vec<&str> = segments.iter().map(String::as_str).collect();
-        let id = |i: usize| s[i].to_owned();
-        let route = match (method, s.as_slice()) {
-            ("GET", ["inboxes"]) => Route::InboxesList,
-            ("PUT", ["inboxes"]) => Route::InboxesUpsert,
-            ("GET", ["inboxes", _]) => Route::InboxGet(id(1)),
-            ("PATCH", ["inboxes", _]) => Route::InboxUpdate(id(1)),
-            ("DELETE", ["inboxes", _]) => Route::InboxDelete(id(1)),
-            ("GET", ["inboxes", _, "senders"]) => Route::SendersList(id(1)),
-            ("POST", ["inboxes", _, "senders"]) => Route::SendersAdd(id(1)),
-            ("DELETE", ["inboxes", _, "senders", _]) => Route::SenderRemove(id(1), id(3)),
-            ("POST", ["inboxes", _, "emails"]) => Route::EmailIngest(id(1)),
-            ("GET", ["emails"]) => Route::EmailsList,
-            ("GET", ["emails", _]) => Route::EmailGet(id(1)),
-            ("POST", ["emails", _, "reprocess"]) => Route::EmailReprocess(id(1)),
-            ("DELETE", ["emails", _]) => Route::EmailDelete(id(1)),
-            ("GET", ["webhooks"]) => Route::WebhooksList,
-            ("PUT", ["webhooks"]) => Route::WebhooksUpsert,
-            ("GET", ["webhooks", _]) => Route::WebhookGet(id(1)),
-            ("DELETE", ["webhooks", _]) => Route::WebhookDelete(id(1)),
-            ("POST", ["webhooks", _, "test"]) => Route::WebhookTest(id(1)),
-            ("POST", ["webhooks", _, "rotate_secret"]) => Route::WebhookRotateSecret(id(1)),
-            ("GET", ["webhooks", _, "deliveries"]) => Route::DeliveriesList(id(1)),
-            ("POST", ["webhook_deliveries", _, "resend"]) => Route::DeliveryResend(id(1)),
-            ("GET", ["jobs", _]) => Route::JobGet(id(1)),
-            ("GET", ["workspace"]) => Route::Workspace,
-            (_, shape) => {
-                return Err(match allowed_methods(shape) {
-                    Some(allow) => ApiError::MethodNotAllowed { allow },
-                    None => ApiError::NoRoute,
-                });
+        let mut allowed: Vec<&'static str> = Vec::new();
+        for row in &ROUTES {
+            let Some((id, sender)) = matches(row.template, &segments) else { continue };
+            if row.method == method {
+                return Ok(Route { op: row.op, id, sender });
             }
-        };
-        Ok(route)
-    }
-
-    /// The scope and role permission a route needs; `None` when the handler
-    /// checks for itself (a job needs the read scope of its subject; the
-    /// workspace summary needs two scopes).
-    pub fn requirements(&self) -> Option<(Scope, Permission)> {
-        use Permission::*;
-        use Route::*;
-        Some(match self {
-            InboxesList | InboxGet(_) | SendersList(_) => (Scope::InboxesRead, Read),
-            InboxesUpsert | InboxUpdate(_) | InboxDelete(_) | SendersAdd(_) | SenderRemove(..) => {
-                (Scope::InboxesWrite, Administer)
-            }
-            EmailsList | EmailGet(_) => (Scope::EmailsRead, Read),
-            EmailReprocess(_) => (Scope::EmailsWrite, Operate),
-            EmailDelete(_) => (Scope::EmailsWrite, Administer),
-            WebhooksList | WebhookGet(_) | DeliveriesList(_) => (Scope::WebhooksRead, Read),
-            WebhooksUpsert | WebhookDelete(_) | WebhookRotateSecret(_) => (Scope::WebhooksWrite, Administer),
-            WebhookTest(_) | DeliveryResend(_) => (Scope::WebhooksWrite, Operate),
-            JobGet(_) | Workspace => return None,
-            // A machine client: the scope is all it needs.
-            EmailIngest(_) => (Scope::EmailsIngest, Read),
-        })
-    }
-
-    fn takes_query(&self) -> bool {
-        matches!(
-            self,
-            Route::InboxesList
-                | Route::SendersList(_)
-                | Route::EmailsList
-                | Route::WebhooksList
-                | Route::DeliveriesList(_)
-        )
-    }
-
-    fn takes_body(&self) -> bool {
-        matches!(
-            self,
-            Route::InboxesUpsert
-                | Route::InboxUpdate(_)
-                | Route::SendersAdd(_)
-                | Route::WebhooksUpsert
-                | Route::EmailIngest(_)
-        )
-    }
-
-    /// Whether the route changes state (and so honours `Idempotency-Key`).
-    pub fn is_write(&self) -> bool {
-        !matches!(
-            self,
-            Route::InboxesList
-                | Route::InboxGet(_)
-                | Route::SendersList(_)
-                | Route::EmailsList
-                | Route::EmailGet(_)
-                | Route::WebhooksList
-                | Route::WebhookGet(_)
-                | Route::DeliveriesList(_)
-                | Route::JobGet(_)
-                | Route::Workspace
-        )
+            allowed.push(row.method);
+        }
+        if allowed.is_empty() {
+            return Err(ApiError::NoRoute);
+        }
+        Err(ApiError::MethodNotAllowed { allow: allow_header(&allowed) })
     }
 }
 
-/// The `Allow` value for a path that exists with other methods.
-fn allowed_methods(shape: &[&str]) -> Option<&'static str> {
-    Some(match shape {
-        ["inboxes"] | ["webhooks"] => "GET, PUT",
-        ["inboxes", _] => "GET, PATCH, DELETE",
-        ["inboxes", _, "senders"] => "GET, POST",
-        ["inboxes", _, "senders", _] => "DELETE",
-        ["inboxes", _, "emails"] => "POST",
-        ["emails"] | ["webhooks", _, "deliveries"] | ["jobs", _] | ["workspace"] => "GET",
-        ["emails", _] | ["webhooks", _] => "GET, DELETE",
-        ["emails", _, "reprocess"]
-        | ["webhooks", _, "test"]
-        | ["webhooks", _, "rotate_secret"]
-        | ["webhook_deliveries", _, "resend"] => "POST",
-        _ => return None,
-    })
+/// The path parameters if `segments` fit `template`.
+fn matches(template: &str, segments: &[String]) -> Option<(String, String)> {
+    let parts: Vec<&str> = template.trim_start_matches('/').split('/').collect();
+    if parts.len() != segments.len() {
+        return None;
+    }
+    let (mut id, mut sender) = (String::new(), String::new());
+    for (part, segment) in parts.iter().zip(segments) {
+        match *part {
+            "{id}" => id.clone_from(segment),
+            "{sender}" => sender.clone_from(segment),
+            literal if literal == segment => {}
+            _ => return None,
+        }
+    }
+    Some((id, sender))
+}
+
+/// The `Allow` value: the methods a path has, in the table's order.
+fn allow_header(methods: &[&str]) -> &'static str {
+    match methods {
+        ["GET", "PUT"] => "GET, PUT",
+        ["GET", "PATCH", "DELETE"] => "GET, PATCH, DELETE",
+        ["GET", "POST"] => "GET, POST",
+        ["GET", "DELETE"] => "GET, DELETE",
+        ["DELETE"] => "DELETE",
+        ["POST"] => "POST",
+        _ => "GET",
+    }
 }
 
 /// Checks that the caller has `scope` (403 `insufficient_scope`) and that the
 /// role allows `permission` (403 `forbidden`).
-pub fn authorize(ctx: &Ctx<'_>, scope: Scope, permission: Permission) -> Result<(), ApiError> {
+pub fn check(ctx: &Ctx<'_>, scope: Scope, permission: Permission) -> Result<(), ApiError> {
     if !ctx.principal.has(scope) {
         return Err(ApiError::InsufficientScope { scopes: vec![scope] });
     }
@@ -259,53 +261,86 @@ pub fn authorize(ctx: &Ctx<'_>, scope: Scope, permission: Permission) -> Result<
     Ok(())
 }
 
-/// Runs one API call for a verified caller in a resolved workspace.
-pub async fn dispatch(ctx: &Ctx<'_>, req: &ApiRequest<'_>) -> ApiResponse {
-    // The route match holds every handler's future; boxing keeps that off
-    // the caller's stack (it is large in debug builds).
-    match Box::pin(run(ctx, req)).await {
-        Ok(response) => response,
-        Err(error) => error.into(),
-    }
+/// Proof that the caller passed the route table's check for one operation;
+/// only `authorize` makes one, and `dispatch` takes one, so every call is
+/// checked exactly once, whichever edge made it.
+#[derive(Debug, Clone, Copy)]
+pub struct Permit {
+    op: Op,
 }
 
-async fn run(ctx: &Ctx<'_>, req: &ApiRequest<'_>) -> Result<ApiResponse, ApiError> {
+/// The route table's requirement for `op`, checked for this caller.
+pub fn authorize(ctx: &Ctx<'_>, op: Op) -> Result<Permit, ApiError> {
+    match op.row().needs {
+        Needs::Role(scope, permission) => check(ctx, scope, permission)?,
+        Needs::Scope(scope) if !ctx.principal.has(scope) => {
+            return Err(ApiError::InsufficientScope { scopes: vec![scope] });
+        }
+        Needs::Scope(_) => {}
+        // The handler checks once it has read what the call is about.
+        Needs::Handler { .. } => {}
+    }
+    Ok(Permit { op })
+}
+
+/// Parse, authorize, run: a whole call for a caller that has a path.
+pub async fn call(ctx: &Ctx<'_>, req: &ApiRequest<'_>) -> Result<ApiResponse, ApiError> {
     let route = Route::parse(req.method, req.path)?;
-    if let Some((scope, permission)) = route.requirements() {
-        authorize(ctx, scope, permission)?;
+    let permit = authorize(ctx, route.op)?;
+    dispatch(ctx, permit, &route, req.query, req.body).await
+}
+
+/// Runs one authorized operation for a verified caller in a resolved workspace.
+pub async fn dispatch(
+    ctx: &Ctx<'_>,
+    permit: Permit,
+    route: &Route,
+    query: Option<&str>,
+    body: &[u8],
+) -> Result<ApiResponse, ApiError> {
+    if permit.op != route.op {
+        tracing::error!(permitted = ?permit.op, route = ?route.op, "a permit for another operation");
+        return Err(ApiError::Unavailable);
     }
-    if !route.takes_body() {
-        no_body(req.body)?;
+    // The route match holds every handler's future; boxing keeps that off
+    // the caller's stack (it is large in debug builds).
+    Box::pin(run(ctx, route, query, body)).await
+}
+
+async fn run(ctx: &Ctx<'_>, route: &Route, q: Option<&str>, body: &[u8]) -> Result<ApiResponse, ApiError> {
+    let row = route.op.row();
+    if !row.takes_body {
+        no_body(body)?;
     }
-    if !route.takes_query() {
+    if !row.takes_query {
         // Only lists read the query string; anything there is a client mistake.
-        input::query(req.query, &[])?;
+        input::query(q, &[])?;
     }
-    let (q, body) = (req.query, req.body);
-    match route {
-        Route::InboxesList => inboxes::list(ctx, q).await,
-        Route::InboxesUpsert => inboxes::upsert(ctx, body).await,
-        Route::InboxGet(id) => inboxes::get(ctx, &id).await,
-        Route::InboxUpdate(id) => inboxes::update(ctx, &id, body).await,
-        Route::InboxDelete(id) => inboxes::delete(ctx, &id).await,
-        Route::SendersList(id) => senders::list(ctx, &id, q).await,
-        Route::SendersAdd(id) => senders::add(ctx, &id, body).await,
-        Route::SenderRemove(id, sender) => senders::remove(ctx, &id, &sender).await,
-        Route::EmailIngest(id) => emails::ingest(ctx, &id, body).await,
-        Route::EmailsList => emails::list(ctx, q).await,
-        Route::EmailGet(id) => emails::get(ctx, &id).await,
-        Route::EmailReprocess(id) => emails::reprocess(ctx, &id).await,
-        Route::EmailDelete(id) => emails::delete(ctx, &id).await,
-        Route::WebhooksList => webhooks::list(ctx, q).await,
-        Route::WebhooksUpsert => webhooks::upsert(ctx, body).await,
-        Route::WebhookGet(id) => webhooks::get(ctx, &id).await,
-        Route::WebhookDelete(id) => webhooks::delete(ctx, &id).await,
-        Route::WebhookTest(id) => webhooks::test(ctx, &id).await,
-        Route::WebhookRotateSecret(id) => webhooks::rotate_secret(ctx, &id).await,
-        Route::DeliveriesList(id) => webhooks::deliveries(ctx, &id, q).await,
-        Route::DeliveryResend(id) => webhooks::resend(ctx, &id).await,
-        Route::JobGet(id) => jobs::get(ctx, &id).await,
-        Route::Workspace => workspace::get(ctx).await,
+    let (id, sender) = (route.id.as_str(), route.sender.as_str());
+    match route.op {
+        Op::InboxesList => inboxes::list(ctx, q).await,
+        Op::InboxesUpsert => inboxes::upsert(ctx, body).await,
+        Op::InboxGet => inboxes::get(ctx, id).await,
+        Op::InboxUpdate => inboxes::update(ctx, id, body).await,
+        Op::InboxDelete => inboxes::delete(ctx, id).await,
+        Op::SendersList => senders::list(ctx, id, q).await,
+        Op::SendersAdd => senders::add(ctx, id, body).await,
+        Op::SenderRemove => senders::remove(ctx, id, sender).await,
+        Op::EmailIngest => emails::ingest(ctx, id, body).await,
+        Op::EmailsList => emails::list(ctx, q).await,
+        Op::EmailGet => emails::get(ctx, id).await,
+        Op::EmailReprocess => emails::reprocess(ctx, id).await,
+        Op::EmailDelete => emails::delete(ctx, id).await,
+        Op::WebhooksList => webhooks::list(ctx, q).await,
+        Op::WebhooksUpsert => webhooks::upsert(ctx, body).await,
+        Op::WebhookGet => webhooks::get(ctx, id).await,
+        Op::WebhookDelete => webhooks::delete(ctx, id).await,
+        Op::WebhookTest => webhooks::test(ctx, id).await,
+        Op::WebhookRotateSecret => webhooks::rotate_secret(ctx, id).await,
+        Op::DeliveriesList => webhooks::deliveries(ctx, id, q).await,
+        Op::DeliveryResend => webhooks::resend(ctx, id).await,
+        Op::JobGet => jobs::get(ctx, id).await,
+        Op::Workspace => workspace::get(ctx).await,
     }
 }
 

@@ -9,8 +9,8 @@ use super::error::ApiError;
 use super::input::{self};
 use super::page::page_request;
 use super::{ApiResponse, Ctx, inboxes};
-use crate::sys::now_string;
 use crate::domain::records::AllowedSender;
+use crate::sys::now_string;
 
 /// A sender as given: an address or `@domain`, normalised to lowercase.
 pub fn parse_sender(field: &str, value: &str) -> Result<String, ApiError> {
@@ -26,9 +26,9 @@ pub fn parse_sender(field: &str, value: &str) -> Result<String, ApiError> {
 pub async fn list(ctx: &Ctx<'_>, inbox_id: &str, query: Option<&str>) -> Result<ApiResponse, ApiError> {
     let params = input::query(query, &["limit", "cursor"])?;
     let inbox = inboxes::load(ctx, inbox_id).await?;
-    let page = page_request(&ctx.app.secrets, ctx.tenant, &format!("senders/{}", inbox.id), &params)?;
-    let found = ctx.app.store.list_senders(ctx.tenant, &inbox.id, page.limit, page.start.clone()).await?;
-    let next = page.next_cursor(&ctx.app.secrets, ctx.tenant, found.next);
+    let page = page_request(&ctx.secrets, ctx.tenant, &format!("senders/{}", inbox.id), &params)?;
+    let found = ctx.store.list_senders(ctx.tenant, &inbox.id, page.limit, page.start.clone()).await?;
+    let next = page.next_cursor(&ctx.secrets, ctx.tenant, found.next);
     Ok(ApiResponse::ok(200, json!({"data": found.items, "meta": {"next_cursor": next}})))
 }
 
@@ -43,14 +43,14 @@ pub async fn add(ctx: &Ctx<'_>, inbox_id: &str, body: &[u8]) -> Result<ApiRespon
     let sender = parse_sender("sender", &body.sender)?;
     let inbox = inboxes::load(ctx, inbox_id).await?;
     let allowed = AllowedSender { inbox_id: inbox.id, sender, created_at: now_string() };
-    let created = ctx.app.store.add_sender(ctx.tenant, &allowed).await?;
+    let created = ctx.store.add_sender(ctx.tenant, &allowed).await?;
     ApiResponse::data(if created { 201 } else { 200 }, &allowed)
 }
 
 pub async fn remove(ctx: &Ctx<'_>, inbox_id: &str, sender: &str) -> Result<ApiResponse, ApiError> {
     let inbox = inboxes::load(ctx, inbox_id).await?;
     let sender = parse_sender("sender", sender).map_err(|_| ApiError::NotFound { what: "Allowed sender" })?;
-    if ctx.app.store.remove_sender(ctx.tenant, &inbox.id, &sender).await? {
+    if ctx.store.remove_sender(ctx.tenant, &inbox.id, &sender).await? {
         Ok(ApiResponse::ok(200, json!({"data": {"inbox_id": inbox.id, "sender": sender, "deleted": true}})))
     } else {
         Err(ApiError::NotFound { what: "Allowed sender" })

@@ -16,14 +16,14 @@ use super::jobs::{accepted, new_job};
 use super::page::{hex, page_request};
 use super::upsert::{self, Claimed, Upserted};
 use super::{ApiResponse, Ctx};
-use crate::sys::now_string;
 use crate::domain::ids::{Kind, is_id};
-use crate::sys::new_id;
 use crate::domain::records::{EventType, JobKind, Webhook, WebhookStatus};
+use crate::outbound::{Refusal, check_target, normalise_host};
 use crate::store::StoreError;
 use crate::store::keys;
 use crate::store::records::StoredWebhook;
-use crate::outbound::{Refusal, check_target, normalise_host};
+use crate::sys::new_id;
+use crate::sys::now_string;
 
 fn not_found() -> ApiError {
     ApiError::NotFound { what: "Webhook" }
@@ -33,7 +33,7 @@ pub async fn load(ctx: &Ctx<'_>, id: &str) -> Result<StoredWebhook, ApiError> {
     if !is_id(Kind::Webhook, id) {
         return Err(not_found());
     }
-    ctx.app.store.get_webhook(ctx.tenant, id).await?.ok_or_else(not_found)
+    ctx.store.get_webhook(ctx.tenant, id).await?.ok_or_else(not_found)
 }
 
 /// A new signing secret: `whsec_` and 32 random bytes, base64url.
@@ -111,9 +111,9 @@ pub fn url_digest_of(url: &str) -> String {
 
 pub async fn list(ctx: &Ctx<'_>, query: Option<&str>) -> Result<ApiResponse, ApiError> {
     let params = input::query(query, &["limit", "cursor"])?;
-    let page = page_request(&ctx.app.secrets, ctx.tenant, "webhooks", &params)?;
-    let found = ctx.app.store.list_webhooks(ctx.tenant, page.limit, page.start.clone()).await?;
-    let next = page.next_cursor(&ctx.app.secrets, ctx.tenant, found.next);
+    let page = page_request(&ctx.secrets, ctx.tenant, "webhooks", &params)?;
+    let found = ctx.store.list_webhooks(ctx.tenant, page.limit, page.start.clone()).await?;
+    let next = page.next_cursor(&ctx.secrets, ctx.tenant, found.next);
     let data: Vec<&Webhook> = found.items.iter().map(|s| &s.webhook).collect();
     Ok(ApiResponse::ok(200, json!({"data": data, "meta": {"next_cursor": next}})))
 }
@@ -168,23 +168,23 @@ impl Claimed for ByUrl<'_> {
     type Record = StoredWebhook;
 
     async fn owner(&self) -> Result<Option<String>, StoreError> {
-        self.ctx.app.store.url_owner(self.ctx.tenant, &self.digest).await
+        self.ctx.store.url_owner(self.ctx.tenant, &self.digest).await
     }
     async fn claim(&self, id: &str) -> Result<bool, StoreError> {
-        self.ctx.app.store.claim(self.ctx.tenant, keys::url_claim(&self.digest), "webhook_id", id).await
+        self.ctx.store.claim(self.ctx.tenant, keys::url_claim(&self.digest), "webhook_id", id).await
     }
     async fn release(&self, id: &str) -> Result<(), StoreError> {
-        self.ctx.app.store.release_claim(self.ctx.tenant, keys::url_claim(&self.digest), "webhook_id", id).await
+        self.ctx.store.release_claim(self.ctx.tenant, keys::url_claim(&self.digest), "webhook_id", id).await
     }
     async fn find(&self, id: &str) -> Result<Option<StoredWebhook>, StoreError> {
-        self.ctx.app.store.get_webhook_any(self.ctx.tenant, id).await
+        self.ctx.store.get_webhook_any(self.ctx.tenant, id).await
     }
     fn is_deleted(record: &StoredWebhook) -> bool {
         record.webhook.deleted_at.is_some()
     }
     fn fresh(&self, id: &str) -> Result<StoredWebhook, ApiError> {
         let secret = new_secret();
-        let sealed = self.ctx.app.secrets.seal(&secret).ok_or(ApiError::Unavailable)?;
+        let sealed = self.ctx.secrets.seal(&secret).ok_or(ApiError::Unavailable)?;
         let now = now_string();
         Ok(StoredWebhook {
             webhook: Webhook {
@@ -202,7 +202,7 @@ impl Claimed for ByUrl<'_> {
         })
     }
     async fn insert(&self, record: &StoredWebhook) -> Result<bool, StoreError> {
-        self.ctx.app.store.insert_webhook(self.ctx.tenant, record).await
+        self.ctx.store.insert_webhook(self.ctx.tenant, record).await
     }
     async fn update(&self, mut stored: StoredWebhook) -> Result<StoredWebhook, StoreError> {
         let w = &mut stored.webhook;
@@ -214,7 +214,7 @@ impl Claimed for ByUrl<'_> {
             w.description = self.description.clone();
         }
         w.updated_at = now_string();
-        self.ctx.app.store.update_webhook(self.ctx.tenant, &stored, None).await?;
+        self.ctx.store.update_webhook(self.ctx.tenant, &stored, None).await?;
         Ok(stored)
     }
     fn new_id(&self) -> String {
@@ -228,14 +228,14 @@ impl Claimed for ByUrl<'_> {
 /// upserts of one URL create one webhook (see `api::upsert`).
 pub async fn upsert(ctx: &Ctx<'_>, body: &[u8]) -> Result<ApiResponse, ApiError> {
     let body: UpsertBody = input::body(body)?;
-    let url = parse_url(&body.url, ctx.app.config.webhook_allow_loopback)?;
+    let url = parse_url(&body.url, ctx.webhook_allow_loopback)?;
     let events = body.events.as_deref().map(parse_events).transpose()?;
     let description = body.description.as_deref().map(|d| input::text("description", d, 200)).transpose()?;
     let digest = url_digest(&url);
     let request = ByUrl { ctx, url, digest, events, status: body.status, description };
     match upsert::upsert(&request).await? {
         Upserted::Created(stored) => {
-            let secret = ctx.app.secrets.unseal(&stored.secret_sealed).ok_or(ApiError::Unavailable)?;
+            let secret = ctx.secrets.unseal(&stored.secret_sealed).ok_or(ApiError::Unavailable)?;
             Ok(ApiResponse::ok(201, json!({"data": view(&stored.webhook, Some(&secret))?})))
         }
         Upserted::Updated(stored) => ApiResponse::data(200, &stored.webhook),
@@ -246,7 +246,7 @@ pub async fn delete(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     let mut stored = load(ctx, id).await?;
     let url = url::Url::parse(&stored.webhook.url).map_err(|_| ApiError::Unavailable)?;
     stored.webhook.updated_at = now_string();
-    match ctx.app.store.delete_webhook(ctx.tenant, &stored, &url_digest(&url)).await {
+    match ctx.store.delete_webhook(ctx.tenant, &stored, &url_digest(&url)).await {
         Ok(()) => Ok(ApiResponse::ok(200, json!({"data": {"id": stored.webhook.id, "deleted": true}}))),
         Err(StoreError::Conflict) => Err(not_found()),
         Err(e) => Err(e.into()),
@@ -257,10 +257,10 @@ pub async fn rotate_secret(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiEr
     let mut stored = load(ctx, id).await?;
     let previous = stored.webhook.updated_at.clone();
     let secret = new_secret();
-    stored.secret_sealed = ctx.app.secrets.seal(&secret).ok_or(ApiError::Unavailable)?;
+    stored.secret_sealed = ctx.secrets.seal(&secret).ok_or(ApiError::Unavailable)?;
     stored.webhook.secret_last4 = last4(&secret);
     stored.webhook.updated_at = now_string();
-    ctx.app.store.update_webhook(ctx.tenant, &stored, Some(&previous)).await?;
+    ctx.store.update_webhook(ctx.tenant, &stored, Some(&previous)).await?;
     Ok(ApiResponse::ok(200, json!({"data": view(&stored.webhook, Some(&secret))?})))
 }
 
@@ -281,7 +281,7 @@ pub async fn test(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     let stored = load(ctx, id).await?;
     refuse_disabled(&stored.webhook)?;
     let job = new_job(JobKind::WebhookTest, &stored.webhook.id);
-    match ctx.app.store.enqueue_job_for(ctx.tenant, keys::webhook(&stored.webhook.id), &job).await {
+    match ctx.store.enqueue_job_for(ctx.tenant, keys::webhook(&stored.webhook.id), &job).await {
         Ok(()) => accepted(&job),
         Err(StoreError::Conflict) => Err(not_found()),
         Err(e) => Err(e.into()),
@@ -295,14 +295,14 @@ pub async fn deliveries(ctx: &Ctx<'_>, id: &str, query: Option<&str>) -> Result<
     if !is_id(Kind::Webhook, id) {
         return Err(not_found());
     }
-    let page = page_request(&ctx.app.secrets, ctx.tenant, &format!("deliveries/{id}"), &params)?;
+    let page = page_request(&ctx.secrets, ctx.tenant, &format!("deliveries/{id}"), &params)?;
     let (webhook, found) = tokio::join!(
-        ctx.app.store.get_webhook(ctx.tenant, id),
-        ctx.app.store.list_deliveries(ctx.tenant, id, page.limit, page.start.clone()),
+        ctx.store.get_webhook(ctx.tenant, id),
+        ctx.store.list_deliveries(ctx.tenant, id, page.limit, page.start.clone()),
     );
     webhook?.ok_or_else(not_found)?;
     let found = found?;
-    let next = page.next_cursor(&ctx.app.secrets, ctx.tenant, found.next);
+    let next = page.next_cursor(&ctx.secrets, ctx.tenant, found.next);
     Ok(ApiResponse::ok(200, json!({"data": found.items, "meta": {"next_cursor": next}})))
 }
 
@@ -312,13 +312,13 @@ pub async fn resend(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     if !is_id(Kind::Delivery, id) {
         return Err(not_found());
     }
-    let delivery = ctx.app.store.get_delivery(ctx.tenant, id).await?.ok_or_else(not_found)?;
-    if let Some(webhook) = ctx.app.store.get_webhook(ctx.tenant, &delivery.webhook_id).await? {
+    let delivery = ctx.store.get_delivery(ctx.tenant, id).await?.ok_or_else(not_found)?;
+    if let Some(webhook) = ctx.store.get_webhook(ctx.tenant, &delivery.webhook_id).await? {
         refuse_disabled(&webhook.webhook)?;
     }
     let job = new_job(JobKind::DeliveryResend, &delivery.id);
     // The delivery's webhook must still exist: that is the record checked.
-    match ctx.app.store.enqueue_job_for(ctx.tenant, keys::webhook(&delivery.webhook_id), &job).await {
+    match ctx.store.enqueue_job_for(ctx.tenant, keys::webhook(&delivery.webhook_id), &job).await {
         Ok(()) => accepted(&job),
         Err(StoreError::Conflict) => Err(ApiError::Conflict {
             code: "webhook_deleted",

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value, json};
 
 use super::error::ApiError;
-use super::{ApiResponse, Ctx, authorize};
+use super::{ApiResponse, Ctx, check};
 use crate::domain::{Permission, Scope};
 use crate::store::records::InboxFilter;
 
@@ -17,8 +17,8 @@ pub async fn get(ctx: &Ctx<'_>) -> Result<ApiResponse, ApiError> {
     if !missing.is_empty() {
         return Err(ApiError::InsufficientScope { scopes: missing });
     }
-    authorize(ctx, Scope::InboxesRead, Permission::Read)?;
-    let store = &ctx.app.store;
+    check(ctx, Scope::InboxesRead, Permission::Read)?;
+    let store = &ctx.store;
     let filter = InboxFilter { status: None, q: None };
     let (name, inboxes, counts) = tokio::join!(
         store.workspace_name(ctx.tenant),

@@ -48,31 +48,31 @@ impl Resource {
     }
 
     /// The status, challenge and OAuth-style body for an authentication failure.
-    pub fn reject(&self, error: &AuthError) -> Rejection {
+    pub fn reject(&self, error: &AuthError) -> Challenge {
         let meta = format!("resource_metadata=\"{}\"", self.metadata_url);
         match error {
-            AuthError::Missing => Rejection {
+            AuthError::Missing => Challenge {
                 status: 401,
                 challenge: Some(format!("Bearer {meta}, scope=\"{}\"", join(&self.default_scopes))),
                 error: "invalid_token",
                 description: "A bearer token is required".into(),
                 retry_after: None,
             },
-            AuthError::InvalidRequest(why) => Rejection {
+            AuthError::InvalidRequest(why) => Challenge {
                 status: 400,
                 challenge: Some(format!("Bearer error=\"invalid_request\", error_description=\"{why}\", {meta}")),
                 error: "invalid_request",
                 description: (*why).into(),
                 retry_after: None,
             },
-            AuthError::InvalidToken(why) => Rejection {
+            AuthError::InvalidToken(why) => Challenge {
                 status: 401,
                 challenge: Some(format!("Bearer error=\"invalid_token\", error_description=\"{why}\", {meta}")),
                 error: "invalid_token",
                 description: (*why).into(),
                 retry_after: None,
             },
-            AuthError::Unavailable { retry_after_secs } => Rejection {
+            AuthError::Unavailable { retry_after_secs } => Challenge {
                 status: 503,
                 challenge: None,
                 error: "temporarily_unavailable",
@@ -83,10 +83,10 @@ impl Resource {
     }
 
     /// 403 for a valid token that lacks `needed` (all of them, in one challenge).
-    pub fn insufficient_scope(&self, needed: &[Scope]) -> Rejection {
+    pub fn insufficient_scope(&self, needed: &[Scope]) -> Challenge {
         let scopes = join(needed);
         let description = format!("{scopes} is required");
-        Rejection {
+        Challenge {
             status: 403,
             challenge: Some(format!(
                 "Bearer error=\"insufficient_scope\", scope=\"{scopes}\", resource_metadata=\"{}\", error_description=\"{description}\"",
@@ -101,7 +101,7 @@ impl Resource {
 
 /// An authentication or scope failure, ready to be rendered by either edge.
 #[derive(Debug, Clone)]
-pub struct Rejection {
+pub struct Challenge {
     pub status: u16,
     pub challenge: Option<String>,
     pub error: &'static str,
@@ -109,7 +109,7 @@ pub struct Rejection {
     pub retry_after: Option<u64>,
 }
 
-impl Rejection {
+impl Challenge {
     /// The OAuth-style body used on 401/403 outside JSON-RPC.
     pub fn oauth_body(&self) -> Value {
         json!({"error": self.error, "error_description": self.description})

@@ -45,13 +45,6 @@ pub enum AuthError {
     Unavailable { retry_after_secs: u64 },
 }
 
-/// Which audience the token must be for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Audience {
-    Mcp,
-    Api,
-}
-
 /// Exactly one `Authorization: Bearer <token>` header, nothing in the query.
 pub fn bearer<'h>(headers: &'h HeaderMap, query: Option<&str>) -> Result<&'h str, AuthError> {
     let in_query = query.is_some_and(|q| q.split('&').any(|pair| pair.split('=').next() == Some("access_token")));

@@ -7,7 +7,7 @@ use jsonwebtoken::{Algorithm, Validation, decode, decode_header};
 use serde::Deserialize;
 
 use super::jwks::{JwksCache, JwksError};
-use super::{Audience, AuthError, Principal};
+use super::{AuthError, Principal};
 use crate::domain::{OrgId, Scopes};
 
 /// Clock skew tolerated on `exp`, `nbf` and `iat`, in seconds.
@@ -17,8 +17,6 @@ const ALLOWED: [Algorithm; 3] = [Algorithm::RS256, Algorithm::ES256, Algorithm::
 
 pub struct Verifier {
     issuer: String,
-    mcp_audience: String,
-    api_audience: String,
     pub jwks: JwksCache,
 }
 
@@ -41,15 +39,16 @@ struct Claims {
 }
 
 impl Verifier {
-    pub fn new(issuer: String, mcp_audience: String, api_audience: String, jwks: JwksCache) -> Self {
-        Self { issuer, mcp_audience, api_audience, jwks }
+    pub fn new(issuer: String, jwks: JwksCache) -> Self {
+        Self { issuer, jwks }
     }
 
     pub fn issuer(&self) -> &str {
         &self.issuer
     }
 
-    pub async fn verify(&self, token: &str, audience: Audience) -> Result<Principal, AuthError> {
+    /// Verifies `token` for the resource whose canonical URI is `audience`.
+    pub async fn verify(&self, token: &str, audience: &str) -> Result<Principal, AuthError> {
         let header = decode_header(token).map_err(|_| AuthError::InvalidToken("The access token is malformed"))?;
         if !ALLOWED.contains(&header.alg) {
             return Err(AuthError::InvalidToken("The access token algorithm is not allowed"));
@@ -85,10 +84,7 @@ impl Verifier {
         if claims.iss != self.issuer {
             return Err(AuthError::InvalidToken("The access token issuer is not trusted"));
         }
-        let wanted = normalise(match audience {
-            Audience::Mcp => &self.mcp_audience,
-            Audience::Api => &self.api_audience,
-        });
+        let wanted = normalise(audience);
         let audiences = match claims.aud {
             OneOrMany::One(a) => vec![a],
             OneOrMany::Many(a) => a,

@@ -30,7 +30,7 @@ async fn main() -> ExitCode {
         }
     };
     let handler = service_fn(move |event: LambdaEvent<aws_lambda_events::event::dynamodb::Event>| async move {
-        Ok::<_, std::convert::Infallible>(jobs::stream::handle(app, event.payload).await)
+        Ok::<_, std::convert::Infallible>(jobs::stream::handle(&app.runner, event.payload).await)
     });
     match lambda_runtime::run(handler).await {
         Ok(()) => ExitCode::SUCCESS,

@@ -27,8 +27,8 @@ use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 
-use crate::app::App;
-use crate::mcp::MAX_BODY_BYTES;
+use super::Edge;
+use super::gate::MAX_BODY_BYTES;
 
 /// How long a client may take to send its headers, then its body.
 #[derive(Debug, Clone, Copy)]
@@ -43,15 +43,15 @@ impl Default for ReadTimeouts {
     }
 }
 
-/// Serve `app` on `listener` until `shutdown` completes.
-pub async fn serve(listener: TcpListener, app: Arc<App>, shutdown: impl Future<Output = ()>) {
-    serve_with(listener, app, shutdown, ReadTimeouts::default()).await;
+/// Serve `edge` on `listener` until `shutdown` completes.
+pub async fn serve(listener: TcpListener, edge: Arc<Edge>, shutdown: impl Future<Output = ()>) {
+    serve_with(listener, edge, shutdown, ReadTimeouts::default()).await;
 }
 
 /// `serve` with other read timeouts.
 pub async fn serve_with(
     listener: TcpListener,
-    app: Arc<App>,
+    edge: Arc<Edge>,
     shutdown: impl Future<Output = ()>,
     timeouts: ReadTimeouts,
 ) {
@@ -68,9 +68,9 @@ pub async fn serve_with(
                 continue;
             }
         };
-        let app = Arc::clone(&app);
+        let edge = Arc::clone(&edge);
         tokio::spawn(async move {
-            let service = service_fn(move |req| answer(Arc::clone(&app), req, peer, timeouts.body));
+            let service = service_fn(move |req| answer(Arc::clone(&edge), req, peer, timeouts.body));
             let mut builder = http1::Builder::new();
             builder.timer(TokioTimer::new()).header_read_timeout(timeouts.headers);
             if let Err(error) = builder.serve_connection(TokioIo::new(stream), service).await {
@@ -93,7 +93,7 @@ enum BodyFault {
 }
 
 async fn answer(
-    app: Arc<App>,
+    edge: Arc<Edge>,
     req: http::Request<Incoming>,
     _peer: SocketAddr,
     body_timeout: Duration,
@@ -118,7 +118,7 @@ async fn answer(
     let response = match body {
         Ok(body) => {
             let request = lambda_http::Request::from_parts(parts, lambda_http::Body::Binary(body));
-            let mut response = super::handle(&app, request).await;
+            let mut response = super::handle(&edge, request).await;
             if oversize {
                 // The unread body must not be taken for the next request.
                 response.headers_mut().insert(http::header::CONNECTION, http::HeaderValue::from_static("close"));

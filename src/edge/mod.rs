@@ -7,21 +7,46 @@
 //! This module and the binaries are the only code that sees `lambda_http` or
 //! `hyper` types.
 
+pub mod admit;
+pub mod gate;
 pub mod local;
+pub mod mcp;
+pub mod rest;
 
 use http::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderName, HeaderValue};
 use lambda_http::{Body, Request, RequestExt, Response};
 use serde_json::{Value, json};
 use tracing::{Instrument, field};
 
-use crate::api::rest::RestRequest;
-use crate::app::App;
-use crate::mcp::SERVER_TITLE;
+use crate::api::Services;
+use crate::auth::Verifier;
+use crate::auth::challenge::Resource;
 use crate::mcp::era::ProtocolVersion;
-use crate::mcp::{McpReply, McpRequest, Trace};
+use crate::mcp::{McpReply, McpServer, SERVER_TITLE, Trace};
+use mcp::McpRequest;
+use rest::RestRequest;
+
+/// Everything the edge needs, built once per container by the composition
+/// root: the two protocols' servers, the token verifier, the two protected
+/// resources, and the gate's allowlists.
+pub struct Edge {
+    pub mcp: McpServer,
+    pub api: Services,
+    pub verifier: Verifier,
+    /// The MCP endpoint as an OAuth protected resource.
+    pub mcp_resource: Resource,
+    /// The REST API as an OAuth protected resource.
+    pub api_resource: Resource,
+    /// Exact `Origin` values allowed to call.
+    pub allowed_origins: Vec<String>,
+    /// Lowercase `Host` values this server answers to.
+    pub hosts: Vec<String>,
+    /// Requests per person, workspace and minute; 0 turns the limit off.
+    pub rate_limit_per_minute: u32,
+}
 
 /// Handle one request. Never fails: every failure is an HTTP response.
-pub async fn handle(app: &App, req: Request) -> Response<Body> {
+pub async fn handle(edge: &Edge, req: Request) -> Response<Body> {
     let request_id = req
         .lambda_context_ref()
         .map(|c| c.request_id.clone())
@@ -40,7 +65,7 @@ pub async fn handle(app: &App, req: Request) -> Response<Body> {
         dynamodb_calls = field::Empty,
     );
     async move {
-        let (response, round_trips) = crate::store::counting(route(app, req)).await;
+        let (response, round_trips) = crate::store::counting(route(edge, req)).await;
         let span = tracing::Span::current();
         span.record("status", response.status().as_u16());
         span.record("dynamodb_calls", round_trips);
@@ -51,7 +76,7 @@ pub async fn handle(app: &App, req: Request) -> Response<Body> {
     .await
 }
 
-async fn route(app: &App, req: Request) -> Response<Body> {
+async fn route(edge: &Edge, req: Request) -> Response<Body> {
     // Behind a REST API (v1) stage the URI carries the stage; the raw path does not.
     let raw = req.raw_http_path();
     let path = if raw.is_empty() { req.uri().path().to_owned() } else { raw.to_owned() };
@@ -59,12 +84,12 @@ async fn route(app: &App, req: Request) -> Response<Body> {
     let is_mcp = path == "/mcp";
 
     if let Some(origin) = req.headers().get(http::header::ORIGIN) {
-        let allowed = origin.to_str().is_ok_and(|o| app.config.allowed_origins.iter().any(|a| a == o));
+        let allowed = origin.to_str().is_ok_and(|o| edge.allowed_origins.iter().any(|a| a == o));
         if !allowed {
             return refusal(403, "origin_not_allowed", "The Origin of this request is not allowed", is_mcp);
         }
     }
-    if !host_allowed(app, &req) {
+    if !host_allowed(edge, &req) {
         return refusal(403, "host_not_allowed", "The Host of this request does not name this server", is_mcp);
     }
 
@@ -78,7 +103,7 @@ async fn route(app: &App, req: Request) -> Response<Body> {
             let (parts, body) = req.into_parts();
             let mut trace = Trace::default();
             let request = McpRequest { headers: &parts.headers, query: parts.uri.query(), body: body_bytes(&body) };
-            let reply = app.mcp.handle(app, &request, &mut trace).await;
+            let reply = mcp::handle(edge, &request, &mut trace).await;
             let span = tracing::Span::current();
             if let Some(era) = trace.era {
                 span.record("era", era);
@@ -97,10 +122,10 @@ async fn route(app: &App, req: Request) -> Response<Body> {
         "/.well-known/oauth-protected-resource" | "/.well-known/oauth-protected-resource/mcp"
             if req.method() == http::Method::GET =>
         {
-            json_response(200, &app.mcp_resource.metadata(&format!("{SERVER_TITLE} MCP")))
+            json_response(200, &edge.mcp_resource.metadata(&format!("{SERVER_TITLE} MCP")))
         }
         "/.well-known/oauth-protected-resource/api/v1" if req.method() == http::Method::GET => {
-            json_response(200, &app.api_resource.metadata(&format!("{SERVER_TITLE} REST API")))
+            json_response(200, &edge.api_resource.metadata(&format!("{SERVER_TITLE} REST API")))
         }
         "/health" if req.method() == http::Method::GET => json_response(200, &json!({"status": "ok"})),
         rest if rest.starts_with("/api/v1/") => {
@@ -112,7 +137,7 @@ async fn route(app: &App, req: Request) -> Response<Body> {
                 headers: &parts.headers,
                 body: body_bytes(&body),
             };
-            let reply = crate::api::rest::handle(app, &request).await;
+            let reply = rest::handle(edge, &request).await;
             let mut response = json_response(reply.status, &reply.body);
             append_headers(&mut response, reply.headers);
             response
@@ -133,12 +158,12 @@ fn body_bytes(body: &Body) -> &[u8] {
 
 /// DNS-rebinding protection: the `Host` header (or, failing that, the URI
 /// authority) must be one of this server's names.
-fn host_allowed(app: &App, req: &Request) -> bool {
+fn host_allowed(edge: &Edge, req: &Request) -> bool {
     let host = match req.headers().get(http::header::HOST) {
         Some(value) => value.to_str().ok().map(str::to_ascii_lowercase),
         None => req.uri().authority().map(|a| a.as_str().to_ascii_lowercase()),
     };
-    host.is_some_and(|h| app.hosts.contains(&h))
+    host.is_some_and(|h| edge.hosts.contains(&h))
 }
 
 fn base_response(status: u16, body: Body) -> Response<Body> {

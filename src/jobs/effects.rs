@@ -15,23 +15,23 @@ use serde_json::{Value, json};
 use time::Date;
 
 use super::EffectError;
-use crate::app::App;
+use super::Runner;
 use crate::domain::Tenant;
 use crate::domain::boleto;
 use crate::domain::clock::parse_instant;
-use crate::sys::now_string;
 use crate::domain::ids::Kind;
-use crate::sys::new_id;
 use crate::domain::records::{
     Delivery, DeliveryStatus, Email, EmailStatus, EventType, Extracted, Job, JobKind, WebhookStatus,
 };
 use crate::store::records::StoredWebhook;
+use crate::sys::new_id;
+use crate::sys::now_string;
 
-pub async fn apply(app: &App, t: &Tenant, job: &Job) -> Result<Value, EffectError> {
+pub async fn apply(runner: &Runner, t: &Tenant, job: &Job) -> Result<Value, EffectError> {
     match job.kind {
-        JobKind::EmailProcess | JobKind::EmailReprocess => process_email(app, t, job).await,
-        JobKind::WebhookTest => test_webhook(app, t, &job.subject_id).await,
-        JobKind::DeliveryResend => resend(app, t, &job.subject_id).await,
+        JobKind::EmailProcess | JobKind::EmailReprocess => process_email(runner, t, job).await,
+        JobKind::WebhookTest => test_webhook(runner, t, &job.subject_id).await,
+        JobKind::DeliveryResend => resend(runner, t, &job.subject_id).await,
     }
 }
 
@@ -61,8 +61,8 @@ fn received_date(email: &Email) -> Date {
     parse_instant(&email.received_at).map_or_else(|| crate::sys::now().date(), |t| t.date())
 }
 
-async fn process_email(app: &App, t: &Tenant, job: &Job) -> Result<Value, EffectError> {
-    let Some(mut email) = app.store.get_email(t, &job.subject_id).await? else {
+async fn process_email(runner: &Runner, t: &Tenant, job: &Job) -> Result<Value, EffectError> {
+    let Some(mut email) = runner.store.get_email(t, &job.subject_id).await? else {
         return Err(EffectError::Permanent("the e-mail was deleted".into()));
     };
     let event = if email.status == EmailStatus::Rejected && job.kind == JobKind::EmailProcess {
@@ -71,43 +71,43 @@ async fn process_email(app: &App, t: &Tenant, job: &Job) -> Result<Value, Effect
         let outcome = boleto::extract(&email.text, received_date(&email));
         apply_extraction(&mut email, outcome);
         email.updated_at = now_string();
-        app.store.put_email(t, &email).await?;
+        runner.store.put_email(t, &email).await?;
         if email.status == EmailStatus::Processed { EventType::EmailProcessed } else { EventType::EmailFailed }
     };
     let data = json!({
         "email_id": email.id, "inbox_id": email.inbox_id, "status": email.status, "from": email.from,
         "received_at": email.received_at, "extracted": email.extracted, "error": email.error,
     });
-    let deliveries = notify(app, t, event, data, None).await?;
+    let deliveries = notify(runner, t, event, data, None).await?;
     Ok(
         json!({"email_id": email.id, "status": email.status, "extracted": email.extracted, "error": email.error, "deliveries": deliveries}),
     )
 }
 
-async fn test_webhook(app: &App, t: &Tenant, webhook_id: &str) -> Result<Value, EffectError> {
-    let Some(webhook) = app.store.get_webhook(t, webhook_id).await? else {
+async fn test_webhook(runner: &Runner, t: &Tenant, webhook_id: &str) -> Result<Value, EffectError> {
+    let Some(webhook) = runner.store.get_webhook(t, webhook_id).await? else {
         return Err(EffectError::Permanent("the webhook was deleted".into()));
     };
     refuse_disabled(&webhook)?;
     let data =
         json!({"webhook_id": webhook.webhook.id, "message": "This is a test event from Kobana Autonomous Inbox."});
-    let deliveries = notify(app, t, EventType::WebhookTest, data, Some(webhook)).await?;
+    let deliveries = notify(runner, t, EventType::WebhookTest, data, Some(webhook)).await?;
     let delivery = deliveries.into_iter().next().unwrap_or(Value::Null);
     Ok(json!({"delivery": delivery}))
 }
 
-async fn resend(app: &App, t: &Tenant, delivery_id: &str) -> Result<Value, EffectError> {
+async fn resend(runner: &Runner, t: &Tenant, delivery_id: &str) -> Result<Value, EffectError> {
     let (previous, payload) =
-        tokio::join!(app.store.get_delivery(t, delivery_id), app.store.delivery_payload(t, delivery_id));
+        tokio::join!(runner.store.get_delivery(t, delivery_id), runner.store.delivery_payload(t, delivery_id));
     let (Some(previous), Some(payload)) = (previous?, payload?) else {
         return Err(EffectError::Permanent("the delivery no longer exists".into()));
     };
-    let Some(webhook) = app.store.get_webhook(t, &previous.webhook_id).await? else {
+    let Some(webhook) = runner.store.get_webhook(t, &previous.webhook_id).await? else {
         return Err(EffectError::Permanent("the delivery's webhook was deleted".into()));
     };
     refuse_disabled(&webhook)?;
     let delivery = deliver(
-        app,
+        runner,
         t,
         &webhook,
         &previous.event_id,
@@ -131,7 +131,7 @@ fn refuse_disabled(webhook: &StoredWebhook) -> Result<(), EffectError> {
 
 /// Builds the event and delivers it to `only`, or to every subscribed webhook.
 async fn notify(
-    app: &App,
+    runner: &Runner,
     t: &Tenant,
     event_type: EventType,
     data: Value,
@@ -141,19 +141,19 @@ async fn notify(
     let payload = json!({"id": event_id, "type": event_type, "created_at": now_string(), "data": data}).to_string();
     let targets = match only {
         Some(w) => vec![w],
-        None => subscribed(app, t, event_type).await?,
+        None => subscribed(runner, t, event_type).await?,
     };
-    let sends = targets.iter().map(|w| deliver(app, t, w, &event_id, event_type, &payload, 1, None));
+    let sends = targets.iter().map(|w| deliver(runner, t, w, &event_id, event_type, &payload, 1, None));
     let results = futures_util::future::join_all(sends).await;
     results.into_iter().collect()
 }
 
 /// Active webhooks of the workspace subscribed to `event_type` (every page).
-async fn subscribed(app: &App, t: &Tenant, event_type: EventType) -> Result<Vec<StoredWebhook>, EffectError> {
+async fn subscribed(runner: &Runner, t: &Tenant, event_type: EventType) -> Result<Vec<StoredWebhook>, EffectError> {
     let mut found = Vec::new();
     let mut start = None;
     loop {
-        let page = app.store.list_webhooks(t, 100, start).await?;
+        let page = runner.store.list_webhooks(t, 100, start).await?;
         found.extend(
             page.items
                 .into_iter()
@@ -169,7 +169,7 @@ async fn subscribed(app: &App, t: &Tenant, event_type: EventType) -> Result<Vec<
 /// One attempt: send, then record it as a delivery.
 #[expect(clippy::too_many_arguments, reason = "an attempt is fully described by these")]
 async fn deliver(
-    app: &App,
+    runner: &Runner,
     t: &Tenant,
     webhook: &StoredWebhook,
     event_id: &str,
@@ -179,8 +179,8 @@ async fn deliver(
     resend_of: Option<String>,
 ) -> Result<Value, EffectError> {
     let id = new_id(Kind::Delivery);
-    let outcome = match app.secrets.unseal(&webhook.secret_sealed) {
-        Some(secret) => app.outbound.post(&webhook.webhook.url, &secret, event_type.as_str(), &id, payload).await,
+    let outcome = match runner.secrets.unseal(&webhook.secret_sealed) {
+        Some(secret) => runner.outbound.post(&webhook.webhook.url, &secret, event_type.as_str(), &id, payload).await,
         None => crate::outbound::Attempt {
             status_code: None,
             duration_ms: 0,
@@ -200,6 +200,6 @@ async fn deliver(
         resend_of,
         created_at: now_string(),
     };
-    app.store.put_delivery(t, &delivery, payload).await?;
+    runner.store.put_delivery(t, &delivery, payload).await?;
     serde_json::to_value(&delivery).map_err(|e| EffectError::Permanent(e.to_string()))
 }

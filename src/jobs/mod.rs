@@ -21,11 +21,20 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::app::App;
 use crate::domain::Tenant;
-use crate::sys::now_string;
 use crate::domain::records::{Job, JobStatus};
-use crate::store::StoreError;
+use crate::outbound::Outbound;
+use crate::secrets::Secrets;
+use crate::store::{Store, StoreError};
+use crate::sys::now_string;
+
+/// What running a job needs, built once per container: the store, the
+/// server's secrets (to unseal webhook secrets) and the outbound client.
+pub struct Runner {
+    pub store: Store,
+    pub secrets: Arc<Secrets>,
+    pub outbound: Outbound,
+}
 
 pub const MAX_ATTEMPTS: u32 = 4;
 /// How long a claim protects a running job.
@@ -63,13 +72,13 @@ impl From<StoreError> for EffectError {
 /// Runs job `id` of `tenant` once: claim, effect (retried on transient
 /// failures), record the outcome. An error means the outcome could not be
 /// recorded; the caller should let the job be delivered again.
-pub async fn run(app: &App, tenant: &Tenant, id: &str) -> Result<Ran, StoreError> {
-    let Some(mut job) = app.store.claim_job(tenant, id, LEASE_SECS).await? else {
+pub async fn run(runner: &Runner, tenant: &Tenant, id: &str) -> Result<Ran, StoreError> {
+    let Some(mut job) = runner.store.claim_job(tenant, id, LEASE_SECS).await? else {
         return Ok(Ran::Skipped);
     };
     let mut backoff = Duration::from_millis(200);
     let outcome = loop {
-        match effects::apply(app, tenant, &job).await {
+        match effects::apply(runner, tenant, &job).await {
             Ok(result) => break Ok(result),
             Err(EffectError::Permanent(why)) => break Err(why),
             Err(EffectError::Transient(e)) if job.attempts >= MAX_ATTEMPTS => {
@@ -83,10 +92,15 @@ pub async fn run(app: &App, tenant: &Tenant, id: &str) -> Result<Ran, StoreError
             }
         }
     };
-    finish(app, tenant, &mut job, outcome).await
+    finish(runner, tenant, &mut job, outcome).await
 }
 
-async fn finish(app: &App, tenant: &Tenant, job: &mut Job, outcome: Result<Value, String>) -> Result<Ran, StoreError> {
+async fn finish(
+    runner: &Runner,
+    tenant: &Tenant,
+    job: &mut Job,
+    outcome: Result<Value, String>,
+) -> Result<Ran, StoreError> {
     match outcome {
         Ok(result) => {
             job.status = JobStatus::Succeeded;
@@ -100,18 +114,18 @@ async fn finish(app: &App, tenant: &Tenant, job: &mut Job, outcome: Result<Value
     }
     job.lease_until = None;
     job.updated_at = now_string();
-    app.store.put_job(tenant, job).await?;
+    runner.store.put_job(tenant, job).await?;
     tracing::info!(job = %job.id, kind = ?job.kind, status = ?job.status, "job finished");
     Ok(Ran::Finished(job.status))
 }
 
 /// Local mode: runs queued jobs as they appear, until the process ends.
-pub async fn poll(app: Arc<App>, every: Duration) {
+pub async fn poll(runner: Arc<Runner>, every: Duration) {
     loop {
-        match app.store.queued_jobs(25).await {
+        match runner.store.queued_jobs(25).await {
             Ok(jobs) => {
                 for (tenant, id) in jobs {
-                    if let Err(e) = run(&app, &tenant, &id).await {
+                    if let Err(e) = run(runner.as_ref(), &tenant, &id).await {
                         tracing::warn!(job = %id, error = %e, "job could not be recorded; it stays queued");
                     }
                 }

@@ -7,8 +7,7 @@ use aws_lambda_events::event::dynamodb::Event;
 use aws_lambda_events::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse};
 use serde::Deserialize;
 
-use super::{Ran, run};
-use crate::app::App;
+use super::{Ran, Runner, run};
 use crate::domain::{OrgId, Role, Tenant, WorkspaceId};
 
 #[derive(Deserialize)]
@@ -21,7 +20,7 @@ struct JobImage {
 
 /// Runs the jobs of a stream batch, one after the other (a batch comes from
 /// one shard, in order).
-pub async fn handle(app: &App, event: Event) -> DynamoDbEventResponse {
+pub async fn handle(runner: &Runner, event: Event) -> DynamoDbEventResponse {
     let mut response = DynamoDbEventResponse::default();
     for record in event.records {
         if record.event_name != "INSERT" {
@@ -37,7 +36,7 @@ pub async fn handle(app: &App, event: Event) -> DynamoDbEventResponse {
             continue;
         };
         let tenant = Tenant { org, workspace, role: Role::Viewer };
-        match run(app, &tenant, &image.id).await {
+        match run(runner, &tenant, &image.id).await {
             Ok(Ran::Finished(status)) => tracing::info!(job = %image.id, ?status, "stream job done"),
             Ok(Ran::Skipped) => tracing::info!(job = %image.id, "stream job already taken or done"),
             Err(error) => {

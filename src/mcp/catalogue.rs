@@ -1,50 +1,43 @@
 //! The tools as the MCP endpoint serves them: the rows of `tools`, rendered
-//! once per protocol version, filtered per caller, and called by building an
-//! `ApiRequest` for the REST route the tool mirrors and handing it to
-//! `api::dispatch` in-process, with the verified caller (never the token).
+//! once per protocol version, filtered per caller, and called by handing the
+//! API operation each row names (`crate::api::Op`) to `api::dispatch`
+//! in-process, with the verified caller (never the token).
 //!
 //! `tools/call` runs the stages of the wire reference in order: unknown tool
 //! (-32602), missing scope (HTTP 403 with an `insufficient_scope` challenge),
 //! missing role (a tool error `forbidden`), invalid arguments (a tool error
 //! naming the argument), confirmation of destructive tools, then the call.
+//! The scope and role come from the API's route table and are checked once,
+//! by `api::authorize`, whose permit the call then needs.
 
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::{Map, Value, json};
 
 use super::confirm::{self, Decision};
 use super::era::{Era, ProtocolVersion};
-use super::jsonrpc::{ErrorCode, RpcError};
-use super::methods::invalid_params;
+use super::jsonrpc::RpcError;
 use super::schema;
 use super::tools::{ToolRow, rows};
 use super::{Call, Outcome};
-use crate::api::{self, ApiRequest, Ctx, Route};
+use crate::api::error::ApiError;
+use crate::api::{self, Needs, Route};
 use crate::auth::Principal;
-use crate::domain::{Permission, Role, Scope};
-
-/// Everything but letters, digits, `-` and `_` is encoded, so an argument is
-/// always exactly one path segment (`/`, `%`, `.` included).
-const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_');
-
-/// What a caller needs to see and call a tool.
-#[derive(Debug, Clone, Copy)]
-enum Needs {
-    Route(Scope, Permission),
-    /// `jobs_get`: the read scope of the job's subject, checked by the API.
-    AnyRead,
-}
+use crate::domain::{Role, Scope};
 
 pub struct Tool {
     pub row: ToolRow,
-    needs: Needs,
     rendered: [Value; 3],
 }
 
 impl Tool {
+    fn needs(&self) -> Needs {
+        self.row.op.row().needs
+    }
+
     fn visible_to(&self, principal: &Principal, role: Role) -> bool {
-        match self.needs {
-            Needs::Route(scope, permission) => principal.has(scope) && role.allows(permission),
-            Needs::AnyRead => principal.has(Scope::EmailsRead) || principal.has(Scope::WebhooksRead),
+        match self.needs() {
+            Needs::Role(scope, permission) => principal.has(scope) && role.allows(permission),
+            Needs::Scope(scope) => principal.has(scope),
+            Needs::Handler { any } => any.iter().any(|s| principal.has(*s)),
         }
     }
 
@@ -85,14 +78,8 @@ impl Catalogue {
         let tools = rows()
             .into_iter()
             .map(|row| {
-                // The API's own route table says what a tool needs.
-                let sample = row.path.replace("{id}", "x").replace("{sender}", "x");
-                let needs = match Route::parse(row.method, &sample).ok().and_then(|r| r.requirements()) {
-                    Some((scope, permission)) => Needs::Route(scope, permission),
-                    None => Needs::AnyRead,
-                };
                 let rendered = ProtocolVersion::SUPPORTED.map(|v| Tool::render(&row, v));
-                Tool { row, needs, rendered }
+                Tool { row, rendered }
             })
             .collect();
         Self { tools }
@@ -115,38 +102,33 @@ impl Catalogue {
     pub async fn call(&self, call: &Call<'_>) -> Result<Outcome, RpcError> {
         let params = &call.message.params;
         let Some(Value::String(name)) = params.get("name") else {
-            return Err(invalid_params("tools/call needs params.name as a string"));
+            return Err(RpcError::invalid_params("tools/call needs params.name as a string"));
         };
         let args = match params.get("arguments") {
             None => Map::new(),
             Some(Value::Object(args)) => args.clone(),
-            Some(_) => return Err(invalid_params("tools/call needs params.arguments as an object")),
+            Some(_) => return Err(RpcError::invalid_params("tools/call needs params.arguments as an object")),
         };
-        let tool = self
-            .find(name)
-            .ok_or_else(|| invalid_params(format!("Unknown tool: {name}")).with_data(json!({"name": name})))?;
+        let tool = self.find(name).ok_or_else(|| {
+            RpcError::invalid_params(format!("Unknown tool: {name}")).with_data(json!({"name": name}))
+        })?;
         let version = call.era.version();
         let Some(tenant) = call.tenant else {
-            return Err(RpcError::new(200, ErrorCode::INTERNAL_ERROR, "No workspace was resolved for this call"));
+            return Err(RpcError::internal("No workspace was resolved for this call"));
         };
-        let ctx = Ctx { app: call.app, principal: call.principal, tenant };
+        let ctx = call.api.ctx(call.principal, tenant);
 
-        // Stage I: scope (HTTP 403, step-up), then role (tool error).
-        match tool.needs {
-            Needs::Route(scope, permission) => {
-                if !call.principal.has(scope) {
-                    return Err(scope_refusal(call, &[scope]));
-                }
-                if let Err(error) = api::authorize(&ctx, scope, permission) {
-                    return Ok(tool_result(version, &error.body(), true));
-                }
-            }
-            Needs::AnyRead => {
-                if !call.principal.has(Scope::EmailsRead) && !call.principal.has(Scope::WebhooksRead) {
-                    return Err(scope_refusal(call, &[Scope::EmailsRead, Scope::WebhooksRead]));
-                }
-            }
+        // Stage I: scope (HTTP 403, step-up), then role (tool error), from the route table.
+        if let Needs::Handler { any } = tool.needs()
+            && !any.iter().any(|s| call.principal.has(*s))
+        {
+            return Err(scope_refusal(call, any));
         }
+        let permit = match api::authorize(&ctx, tool.row.op) {
+            Ok(permit) => permit,
+            Err(ApiError::InsufficientScope { scopes }) => return Err(scope_refusal(call, &scopes)),
+            Err(error) => return Ok(tool_result(version, &error.body(), true)),
+        };
         if let Err(invalid) = schema::validate(&tool.row.schema, &args) {
             let body = json!({"error": {"code": "invalid_arguments", "message": format!("{}: {}", invalid.field, invalid.message), "details": {"field": invalid.field}}});
             return Ok(tool_result(version, &body, true));
@@ -157,11 +139,10 @@ impl Catalogue {
             match call.era {
                 Era::Handshake(_) => return Ok(confirmation_required(tool, version)),
                 Era::Stateless if !call.client.form_elicitation => {
-                    return Err(RpcError::new(
-                        400,
-                        ErrorCode::MISSING_CAPABILITY,
-                        format!("{} needs the user's confirmation through form elicitation", tool.row.name),
-                    )
+                    return Err(RpcError::missing_capability(format!(
+                        "{} needs the user's confirmation through form elicitation",
+                        tool.row.name
+                    ))
                     .with_data(json!({"requiredCapabilities": {"elicitation": {"form": {}}}})));
                 }
                 Era::Stateless => {
@@ -179,52 +160,54 @@ impl Catalogue {
         }
 
         // Stage K: the REST handler, in-process.
-        let (path, query, body) = request_parts(&tool.row, &args);
-        let request = ApiRequest { method: tool.row.method, path: &path, query: query.as_deref(), body: &body };
-        let response = api::dispatch(&ctx, &request).await;
-        if !response.missing_scopes.is_empty() {
-            return Err(scope_refusal(call, &response.missing_scopes));
+        let (route, query, body) = request_parts(&tool.row, &args);
+        match api::dispatch(&ctx, permit, &route, query.as_deref(), &body).await {
+            Ok(response) => Ok(tool_result(version, &response.body, !response.is_success())),
+            Err(ApiError::InsufficientScope { scopes }) => Err(scope_refusal(call, &scopes)),
+            Err(error) => Ok(tool_result(version, &error.body(), true)),
         }
-        Ok(tool_result(version, &response.body, !response.is_success()))
     }
 }
 
-/// Path with encoded segments, query string, JSON body.
-fn request_parts(row: &ToolRow, args: &Map<String, Value>) -> (String, Option<String>, Vec<u8>) {
-    let mut path = row.path.to_owned();
+/// The operation's route (the arguments named like its path parameters, as
+/// they are: never parsed as a path), query string and JSON body.
+fn request_parts(row: &ToolRow, args: &Map<String, Value>) -> (Route, Option<String>, Vec<u8>) {
+    let template = row.op.row().template;
+    let text = |value: &Value| value.as_str().map_or_else(|| value.to_string(), str::to_owned);
+    let mut route = Route::new(row.op, "", "");
     let mut rest = Map::new();
     for (name, value) in args {
-        let placeholder = format!("{{{name}}}");
-        if path.contains(&placeholder) {
-            let text = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
-            path = path.replace(&placeholder, &utf8_percent_encode(&text, SEGMENT).to_string());
-        } else {
-            rest.insert(name.clone(), value.clone());
+        match name.as_str() {
+            "id" if template.contains("{id}") => route.id = text(value),
+            "sender" if template.contains("{sender}") => route.sender = text(value),
+            _ => {
+                rest.insert(name.clone(), value.clone());
+            }
         }
     }
-    if matches!(row.method, "GET" | "DELETE") {
+    if matches!(row.op.row().method, "GET" | "DELETE") {
         if rest.is_empty() {
-            return (path, None, Vec::new());
+            return (route, None, Vec::new());
         }
         let mut query = url::form_urlencoded::Serializer::new(String::new());
         for (name, value) in &rest {
-            query.append_pair(name, &value.as_str().map_or_else(|| value.to_string(), str::to_owned));
+            query.append_pair(name, &text(value));
         }
-        (path, Some(query.finish()), Vec::new())
+        (route, Some(query.finish()), Vec::new())
     } else if rest.is_empty() {
         // The route's own validation decides whether an empty object is enough.
-        (path, None, b"{}".to_vec())
+        (route, None, b"{}".to_vec())
     } else {
-        (path, None, Value::Object(rest).to_string().into_bytes())
+        (route, None, Value::Object(rest).to_string().into_bytes())
     }
 }
 
 /// HTTP 403 with the step-up challenge of the MCP resource.
 pub fn scope_refusal(call: &Call<'_>, scopes: &[Scope]) -> RpcError {
-    let rejection = call.app.mcp_resource.insufficient_scope(scopes);
-    let mut error = RpcError::new(403, ErrorCode::FORBIDDEN, rejection.description.clone())
+    let challenge = call.server.resource.insufficient_scope(scopes);
+    let mut error = RpcError::forbidden(challenge.description.clone())
         .with_data(json!({"requiredScopes": scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>()}));
-    error.headers = rejection.headers();
+    error.headers = challenge.headers();
     error
 }
 
@@ -258,15 +241,19 @@ fn confirmation_required(tool: &Tool, version: ProtocolVersion) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::Op;
 
     #[test]
-    fn every_schema_is_in_the_checked_subset_and_every_route_exists() {
+    fn every_schema_is_in_the_checked_subset_and_names_its_operations_parameters() {
         let catalogue = Catalogue::new();
         assert_eq!(catalogue.tools.len(), 21);
         for tool in &catalogue.tools {
             assert!(schema::is_supported(&tool.row.schema), "{}", tool.row.name);
-            let sample = tool.row.path.replace("{id}", "x").replace("{sender}", "x");
-            assert!(Route::parse(tool.row.method, &sample).is_ok(), "{}", tool.row.name);
+            let template = tool.row.op.row().template;
+            let required = |p: &str| tool.row.schema["required"].as_array().is_some_and(|r| r.contains(&json!(p)));
+            // Every path parameter is a required argument; `id` is never a body field.
+            assert_eq!(template.contains("{id}"), required("id"), "{} id", tool.row.name);
+            assert!(!template.contains("{sender}") || required("sender"), "{} sender", tool.row.name);
             assert_eq!(tool.row.destructive, !tool.row.effect.is_empty(), "{}", tool.row.name);
             for version in ProtocolVersion::SUPPORTED {
                 assert_eq!(tool.rendered[version.index()]["inputSchema"]["type"], "object");
@@ -275,12 +262,12 @@ mod tests {
     }
 
     #[test]
-    fn arguments_become_one_encoded_segment_each() {
+    fn path_arguments_are_taken_as_they_are_and_the_rest_go_to_query_or_body() {
         let catalogue = Catalogue::new();
         let row = &catalogue.find("inbox_senders_remove").unwrap().row;
         let args = json!({"id": "../x", "sender": "@acme.com/a"}).as_object().cloned().unwrap();
-        let (path, query, body) = request_parts(row, &args);
-        assert_eq!(path, "/inboxes/%2E%2E%2Fx/senders/%40acme%2Ecom%2Fa");
+        let (route, query, body) = request_parts(row, &args);
+        assert_eq!(route, Route::new(Op::SenderRemove, "../x", "@acme.com/a"));
         assert_eq!((query, body), (None, Vec::new()));
         let row = &catalogue.find("inboxes_update").unwrap().row;
         let args = json!({"id": "inb_bills"}).as_object().cloned().unwrap();

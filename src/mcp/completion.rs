@@ -12,7 +12,6 @@ use serde_json::{Map, Value, json};
 use super::Call;
 use super::era::ProtocolVersion;
 use super::jsonrpc::RpcError;
-use super::methods::invalid_params;
 use super::prompts::{ArgumentKind, Prompts};
 use super::resources::Resources;
 use crate::api::{self, ApiRequest, Ctx};
@@ -28,30 +27,31 @@ pub async fn complete(
     version: ProtocolVersion,
 ) -> Result<Value, RpcError> {
     let Some(Value::Object(reference)) = params.get("ref") else {
-        return Err(invalid_params("completion/complete needs params.ref as an object"));
+        return Err(RpcError::invalid_params("completion/complete needs params.ref as an object"));
     };
     let Some(Value::Object(argument)) = params.get("argument") else {
-        return Err(invalid_params("completion/complete needs params.argument as an object"));
+        return Err(RpcError::invalid_params("completion/complete needs params.argument as an object"));
     };
     let (Some(Value::String(arg_name)), Some(Value::String(prefix))) = (argument.get("name"), argument.get("value"))
     else {
-        return Err(invalid_params("completion/complete needs argument.name and argument.value as strings"));
+        return Err(RpcError::invalid_params("completion/complete needs argument.name and argument.value as strings"));
     };
     // 2025-03-26 has no context: whatever arrives there is ignored.
     if version != ProtocolVersion::V2025_03_26 && params.get("context").is_some_and(|c| !c.is_object()) {
-        return Err(invalid_params("completion/complete needs params.context as an object"));
+        return Err(RpcError::invalid_params("completion/complete needs params.context as an object"));
     }
     let collection = match reference.get("type").and_then(Value::as_str) {
         Some("ref/prompt") => {
             let Some(Value::String(name)) = reference.get("name") else {
-                return Err(invalid_params("ref/prompt needs a name"));
+                return Err(RpcError::invalid_params("ref/prompt needs a name"));
             };
-            let prompt = Prompts::find(name).ok_or_else(|| invalid_params(format!("Unknown prompt: {name}")))?;
+            let prompt =
+                Prompts::find(name).ok_or_else(|| RpcError::invalid_params(format!("Unknown prompt: {name}")))?;
             let spec = prompt
                 .arguments
                 .iter()
                 .find(|a| a.name == arg_name)
-                .ok_or_else(|| invalid_params(format!("Prompt {name} has no argument {arg_name}")))?;
+                .ok_or_else(|| RpcError::invalid_params(format!("Prompt {name} has no argument {arg_name}")))?;
             match (spec.kind, arg_name.as_str()) {
                 (ArgumentKind::Id, "webhook_id") => Some("/webhooks"),
                 (ArgumentKind::Id, _) => Some("/inboxes"),
@@ -61,13 +61,14 @@ pub async fn complete(
         }
         Some("ref/resource") => {
             let Some(Value::String(uri)) = reference.get("uri") else {
-                return Err(invalid_params("ref/resource needs a uri"));
+                return Err(RpcError::invalid_params("ref/resource needs a uri"));
             };
             if !Resources::has_template(uri) {
-                return Err(invalid_params(format!("Unknown resource template: {uri}")).with_data(json!({"uri": uri})));
+                return Err(RpcError::invalid_params(format!("Unknown resource template: {uri}"))
+                    .with_data(json!({"uri": uri})));
             }
             if arg_name != "id" {
-                return Err(invalid_params(format!("Template {uri} has no variable {arg_name}")));
+                return Err(RpcError::invalid_params(format!("Template {uri} has no variable {arg_name}")));
             }
             match uri.as_str() {
                 "kobana://inbox/emails/{id}" => Some("/emails"),
@@ -77,12 +78,10 @@ pub async fn complete(
                 _ => None,
             }
         }
-        _ => return Err(invalid_params("ref.type must be ref/prompt or ref/resource")),
+        _ => return Err(RpcError::invalid_params("ref.type must be ref/prompt or ref/resource")),
     };
     let candidates = match (collection, call.tenant) {
-        (Some(path), Some(tenant)) => {
-            candidates(&Ctx { app: call.app, principal: call.principal, tenant }, path, prefix).await
-        }
+        (Some(path), Some(tenant)) => candidates(&call.api.ctx(call.principal, tenant), path, prefix).await,
         _ => Vec::new(),
     };
     Ok(completion_result(candidates))
@@ -104,10 +103,10 @@ async fn candidates(ctx: &Ctx<'_>, path: &str, prefix: &str) -> Vec<String> {
             }
             query.finish()
         };
-        let response = api::dispatch(ctx, &ApiRequest { method: "GET", path, query: Some(&query), body: &[] }).await;
-        if !response.is_success() {
-            break;
-        }
+        let response = match api::call(ctx, &ApiRequest { method: "GET", path, query: Some(&query), body: &[] }).await {
+            Ok(response) if response.is_success() => response,
+            _ => break,
+        };
         for record in response.body["data"].as_array().into_iter().flatten() {
             let matches = ["id", "slug", "name"]
                 .iter()

@@ -16,7 +16,6 @@ use serde_json::{Map, Value, json};
 use super::Call;
 use super::era::ProtocolVersion;
 use super::jsonrpc::RpcError;
-use super::methods::invalid_params;
 use crate::api::Ctx;
 use crate::api::page::hex;
 use crate::sys::unix_now;
@@ -36,7 +35,7 @@ pub enum Decision {
 
 fn invalid_state(reason: &str) -> RpcError {
     tracing::info!(reason, "requestState refused");
-    invalid_params("Invalid or expired requestState")
+    RpcError::invalid_params("Invalid or expired requestState")
 }
 
 fn args_digest(args: &Map<String, Value>) -> String {
@@ -59,7 +58,7 @@ pub async fn decide(
 ) -> Result<Decision, RpcError> {
     let (name, title, effect) = tool;
     let params = &call.message.params;
-    let secrets = &ctx.app.secrets;
+    let secrets = &call.server.secrets;
     let principal = ctx.principal;
     let workspace = ctx.tenant.workspace.as_str();
     let digest = args_digest(args);
@@ -98,23 +97,25 @@ pub async fn decide(
                         && answer.get("content").and_then(|c| c.get(KEY)) == Some(&Value::Bool(true));
                     Some(confirmed)
                 }
-                _ => return Err(invalid_params("inputResponses.confirm.action must be accept, decline or cancel")),
+                _ => {
+                    return Err(RpcError::invalid_params(
+                        "inputResponses.confirm.action must be accept, decline or cancel",
+                    ));
+                }
             },
-            Some(_) => return Err(invalid_params("inputResponses.confirm must be an elicitation result object")),
+            Some(_) => {
+                return Err(RpcError::invalid_params("inputResponses.confirm must be an elicitation result object"));
+            }
         },
-        Some(_) => return Err(invalid_params("inputResponses must be an object")),
+        Some(_) => return Err(RpcError::invalid_params("inputResponses must be an object")),
     };
 
     let (Some((nonce, exp)), Some(confirmed)) = (state, answer) else {
-        return Ok(Decision::Ask(ask(ctx, name, title, effect, args, &digest)?));
+        return Ok(Decision::Ask(ask(call, ctx, (name, title, effect), args, &digest)?));
     };
     if !crate::api::confirmations::consume(ctx, &nonce, exp).await.map_err(|e| {
         tracing::error!(error = %e, "cannot record a confirmation");
-        RpcError::new(
-            503,
-            super::jsonrpc::ErrorCode::UNAVAILABLE,
-            "The service is temporarily unavailable; try again shortly",
-        )
+        RpcError::unavailable("The service is temporarily unavailable; try again shortly")
     })? {
         return Err(invalid_state("already used"));
     }
@@ -122,27 +123,24 @@ pub async fn decide(
 }
 
 fn ask(
+    call: &Call<'_>,
     ctx: &Ctx<'_>,
-    name: &str,
-    title: &str,
-    effect: &str,
+    (name, title, effect): (&str, &str, &str),
     args: &Map<String, Value>,
     digest: &str,
 ) -> Result<Value, RpcError> {
     let nonce: [u8; 16] = crate::sys::random();
-    let exp = unix_now() + ctx.app.config.confirmation_ttl_secs;
+    let exp = unix_now() + call.server.confirmation_ttl_secs;
     let payload = json!({
         "iss": ctx.principal.iss, "sub": ctx.principal.sub, "org": ctx.principal.org.as_str(),
         "ws": ctx.tenant.workspace.as_str(), "m": "tools/call", "tool": name, "args": digest,
         "exp": exp, "nonce": hex(&nonce), "v": ProtocolVersion::V2026_07_28.as_str(),
     });
-    let state = ctx.app.secrets.seal_token(PURPOSE, &payload).ok_or_else(|| {
-        RpcError::new(
-            503,
-            super::jsonrpc::ErrorCode::UNAVAILABLE,
-            "The service is temporarily unavailable; try again shortly",
-        )
-    })?;
+    let state = call
+        .server
+        .secrets
+        .seal_token(PURPOSE, &payload)
+        .ok_or_else(|| RpcError::unavailable("The service is temporarily unavailable; try again shortly"))?;
     Ok(json!({
         "inputRequests": {
             KEY: {

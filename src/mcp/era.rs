@@ -11,7 +11,7 @@ use base64::Engine as _;
 use http::HeaderMap;
 use serde_json::{Map, Value, json};
 
-use super::jsonrpc::{ErrorCode, Message, RpcError};
+use super::jsonrpc::{Message, RpcError};
 
 /// A protocol version this server speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -153,12 +153,8 @@ pub fn select(message: &Message, headers: &HeaderMap) -> Result<Era, RpcError> {
     let header_is_stateless = header.as_str() == Some(ProtocolVersion::V2026_07_28.as_str());
     if message.method == "initialize" {
         if header_is_stateless {
-            return Err(RpcError::new(
-                400,
-                ErrorCode::INVALID_PARAMS,
-                "per-request _meta is required for protocol version 2026-07-28",
-            )
-            .with_data(json!({"missing": [META]})));
+            return Err(RpcError::bad_params("per-request _meta is required for protocol version 2026-07-28")
+                .with_data(json!({"missing": [META]})));
         }
         // The header is not validated on initialize: the body negotiates.
         return Ok(Era::Handshake(ProtocolVersion::V2025_06_18));
@@ -168,10 +164,7 @@ pub fn select(message: &Message, headers: &HeaderMap) -> Result<Era, RpcError> {
             None => vec![META],
             Some(env) => [KEY_VERSION, KEY_CAPABILITIES].into_iter().filter(|k| !env.contains_key(*k)).collect(),
         };
-        return Err(RpcError::new(
-            400,
-            ErrorCode::INVALID_PARAMS,
-            "per-request _meta with io.modelcontextprotocol/protocolVersion is required for protocol version 2026-07-28",
+        return Err(RpcError::bad_params("per-request _meta with io.modelcontextprotocol/protocolVersion is required for protocol version 2026-07-28",
         )
         .with_data(json!({"missing": missing})));
     }
@@ -189,12 +182,8 @@ pub fn select(message: &Message, headers: &HeaderMap) -> Result<Era, RpcError> {
 
 fn select_stateless(env: &Map<String, Value>, header: &Header) -> Result<Era, RpcError> {
     let Some(Value::String(version)) = env.get(KEY_VERSION) else {
-        return Err(RpcError::new(
-            400,
-            ErrorCode::INVALID_PARAMS,
-            "io.modelcontextprotocol/protocolVersion must be a string",
-        )
-        .with_data(json!({"invalid": KEY_VERSION})));
+        return Err(RpcError::bad_params("io.modelcontextprotocol/protocolVersion must be a string")
+            .with_data(json!({"invalid": KEY_VERSION})));
     };
     match header {
         Header::Absent => {}
@@ -212,11 +201,10 @@ fn select_stateless(env: &Map<String, Value>, header: &Header) -> Result<Era, Rp
     }
     match ProtocolVersion::parse(version) {
         Some(ProtocolVersion::V2026_07_28) => Ok(Era::Stateless),
-        Some(handshake) => Err(RpcError::new(
-            400,
-            ErrorCode::INVALID_PARAMS,
-            format!("protocol version {} is negotiated with initialize, not per-request _meta", handshake.as_str()),
-        )
+        Some(handshake) => Err(RpcError::bad_params(format!(
+            "protocol version {} is negotiated with initialize, not per-request _meta",
+            handshake.as_str()
+        ))
         .with_data(json!({"invalid": KEY_VERSION}))),
         None => Err(unsupported(version)),
     }
@@ -227,7 +215,7 @@ fn unsupported(requested: &str) -> RpcError {
 }
 
 fn unsupported_value(requested: Value) -> RpcError {
-    RpcError::new(400, ErrorCode::UNSUPPORTED_VERSION, "Unsupported protocol version")
+    RpcError::unsupported_version()
         .with_data(json!({"supported": ProtocolVersion::supported_strings(), "requested": requested}))
 }
 
@@ -240,7 +228,7 @@ fn header_error(header: &str, header_value: Option<&str>, body_value: Option<&st
     if let Some(v) = body_value {
         data.insert("bodyValue".into(), Value::from(v));
     }
-    RpcError::new(400, ErrorCode::HEADER_MISMATCH, format!("Header {header} {what}")).with_data(Value::Object(data))
+    RpcError::header_mismatch(format!("Header {header} {what}")).with_data(Value::Object(data))
 }
 
 /// What the envelope tells about the client, once it has been validated.
@@ -252,20 +240,15 @@ pub struct ClientContext {
 
 /// Stage F1: the rest of the envelope (stateless era).
 pub fn check_envelope(message: &Message) -> Result<ClientContext, RpcError> {
-    let invalid = |key: &str, what: &str| {
-        RpcError::new(400, ErrorCode::INVALID_PARAMS, format!("{key} {what}")).with_data(json!({"invalid": key}))
-    };
+    let invalid =
+        |key: &str, what: &str| RpcError::bad_params(format!("{key} {what}")).with_data(json!({"invalid": key}));
     // select() only routes here when the envelope object exists.
     let empty = Map::new();
     let env = envelope(message).unwrap_or(&empty);
     let capabilities = match env.get(KEY_CAPABILITIES) {
         None => {
-            return Err(RpcError::new(
-                400,
-                ErrorCode::INVALID_PARAMS,
-                format!("{KEY_CAPABILITIES} is required in _meta"),
-            )
-            .with_data(json!({"missing": [KEY_CAPABILITIES]})));
+            return Err(RpcError::bad_params(format!("{KEY_CAPABILITIES} is required in _meta"))
+                .with_data(json!({"missing": [KEY_CAPABILITIES]})));
         }
         Some(Value::Object(caps)) => caps,
         Some(_) => return Err(invalid(KEY_CAPABILITIES, "must be an object")),

@@ -5,8 +5,8 @@
 use serde_json::{Map, Value, json};
 
 use super::era::{Era, ProtocolVersion};
-use super::jsonrpc::{ErrorCode, RpcError};
-use super::{Call, McpServer, Outcome, capabilities, server_info};
+use super::jsonrpc::RpcError;
+use super::{Call, Outcome, capabilities, server_info};
 
 /// Methods served in both eras.
 const BOTH: &[&str] = &[
@@ -48,14 +48,10 @@ pub fn is_cacheable(method: &str) -> bool {
     )
 }
 
-/// A `-32602` answered in-band (HTTP 200).
-pub fn invalid_params(message: impl Into<String>) -> RpcError {
-    RpcError::new(200, ErrorCode::INVALID_PARAMS, message)
-}
-
 /// Stages H–K: dispatch a served method. Returns the outcome and the version
 /// the response is produced under (`initialize` negotiates its own).
-pub async fn dispatch(server: &McpServer, call: &Call<'_>) -> Result<(Outcome, ProtocolVersion), RpcError> {
+pub async fn dispatch(call: &Call<'_>) -> Result<(Outcome, ProtocolVersion), RpcError> {
+    let server = call.server;
     let version = call.era.version();
     let params = &call.message.params;
     let complete = |v: Value| Ok((Outcome::Complete(v), version));
@@ -88,9 +84,7 @@ pub async fn dispatch(server: &McpServer, call: &Call<'_>) -> Result<(Outcome, P
         "prompts/get" => complete(server.prompts.get(call).await?),
         "completion/complete" => complete(super::completion::complete(call, params, version).await?),
         // is_served() admitted only the names above.
-        other => {
-            Err(RpcError::new(200, ErrorCode::METHOD_NOT_FOUND, "Method not found").with_data(json!({"method": other})))
-        }
+        other => Err(RpcError::method_not_found(other, call.era == Era::Stateless)),
     }
 }
 
@@ -99,7 +93,7 @@ pub async fn dispatch(server: &McpServer, call: &Call<'_>) -> Result<(Outcome, P
 fn no_cursor(params: &Map<String, Value>) -> Result<(), RpcError> {
     match params.get("cursor") {
         None => Ok(()),
-        Some(_) => Err(invalid_params("Invalid cursor")),
+        Some(_) => Err(RpcError::invalid_params("Invalid cursor")),
     }
 }
 
@@ -107,13 +101,13 @@ fn no_cursor(params: &Map<String, Value>) -> Result<(), RpcError> {
 /// requested version gets a counter-offer of 2025-06-18, never 2026-07-28.
 fn initialize(params: &Map<String, Value>) -> Result<(Value, ProtocolVersion), RpcError> {
     let Some(Value::String(requested)) = params.get("protocolVersion") else {
-        return Err(invalid_params("initialize needs protocolVersion as a string"));
+        return Err(RpcError::invalid_params("initialize needs protocolVersion as a string"));
     };
     if !params.get("capabilities").is_some_and(Value::is_object) {
-        return Err(invalid_params("initialize needs capabilities as an object"));
+        return Err(RpcError::invalid_params("initialize needs capabilities as an object"));
     }
     if !params.get("clientInfo").is_some_and(Value::is_object) {
-        return Err(invalid_params("initialize needs clientInfo as an object"));
+        return Err(RpcError::invalid_params("initialize needs clientInfo as an object"));
     }
     let negotiated = ProtocolVersion::parse_handshake(requested).unwrap_or(ProtocolVersion::V2025_06_18);
     let result = json!({

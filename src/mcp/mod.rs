@@ -1,10 +1,16 @@
-//! The MCP endpoint: the request pipeline of the wire reference §1, from the
-//! media-type gate to result decoration, for both protocol eras at once.
+//! The MCP endpoint's protocol half: the request pipeline of the wire
+//! reference §1 from parsing to result decoration, for both protocol eras at
+//! once. The HTTP half (`crate::edge`: `Origin`/`Host`, media type, size,
+//! authentication, rate limit) runs before and between the two steps here:
+//!
+//! - `prepare` (stages B–D): bytes → one JSON-RPC message → its era, with the
+//!   version errors that are answered before authentication;
+//! - `answer` (stages F–L), for an authenticated caller: envelope and routing
+//!   headers, method resolution, workspace, dispatch, decoration.
 //!
 //! Protocol translation only: no business rules live here. Tools, resources
-//! and prompts are rows in the catalogue modules; `methods` is the visible
-//! match over method names. The HTTP layer (`crate::http`) has already routed
-//! the request, checked `Origin`/`Host` and the HTTP method.
+//! and prompts are rows in their modules; `methods` is the visible match over
+//! method names; data is reached only through `crate::api`.
 
 pub mod catalogue;
 pub mod completion;
@@ -17,18 +23,19 @@ pub mod resources;
 pub mod schema;
 pub mod tools;
 
+use std::sync::Arc;
+
 use http::HeaderMap;
 use serde_json::{Map, Value, json};
 
-use crate::app::{App, Refused};
-use crate::auth::challenge::Rejection;
-use crate::auth::{Audience, Principal};
+use crate::api::Services;
+use crate::api::error::ApiError;
 use crate::api::tenancy::{self, TenancyError, Tenant};
+use crate::auth::Principal;
+use crate::auth::challenge::{Challenge, Resource};
+use crate::secrets::Secrets;
 use era::{ClientContext, Era, ProtocolVersion};
-use jsonrpc::{ErrorCode, Message, RpcError, error_body, parse_message, result_body};
-
-/// Largest accepted request body, after Base64 decoding of a gateway event.
-pub const MAX_BODY_BYTES: usize = 1_048_576;
+use jsonrpc::{Message, RpcError, error_body, parse_message, result_body};
 
 pub const SERVER_NAME: &str = "kobana-autonomous-inbox";
 pub const SERVER_TITLE: &str = "Kobana Autonomous Inbox";
@@ -45,7 +52,7 @@ confirmation_required means this client cannot run them - tell the user, do not 
 Long operations answer at once with a job; follow it with jobs_get. \
 Send X-Workspace-Id when your organization has more than one workspace.";
 
-/// The answer of the MCP pipeline, turned into an HTTP response by `crate::http`.
+/// The answer of the MCP pipeline, turned into an HTTP response by `crate::edge`.
 #[derive(Debug, Clone)]
 pub struct McpReply {
     pub status: u16,
@@ -58,51 +65,35 @@ pub struct McpReply {
 }
 
 impl McpReply {
-    fn error(id: Option<&Value>, error: &RpcError, version: ProtocolVersion) -> Self {
+    pub fn error(id: Option<&Value>, error: &RpcError, version: ProtocolVersion) -> Self {
         Self { status: error.status, body: Some(error_body(id, error)), version, headers: error.headers.clone() }
     }
 
-    fn accepted(version: ProtocolVersion) -> Self {
+    pub fn accepted(version: ProtocolVersion) -> Self {
         Self { status: 202, body: None, version, headers: Vec::new() }
     }
 
     /// An authentication failure: OAuth-style body on 401/400, JSON-RPC
     /// (with the id, when there is one) on 503.
-    fn rejected(id: Option<&Value>, rejection: &Rejection, version: ProtocolVersion) -> Self {
-        let body = if rejection.status == 503 {
-            error_body(id, &RpcError::new(503, ErrorCode::UNAVAILABLE, rejection.description.clone()))
+    pub fn rejected(id: Option<&Value>, challenge: &Challenge, version: ProtocolVersion) -> Self {
+        let body = if challenge.status == 503 {
+            error_body(id, &RpcError::unavailable(challenge.description.clone()))
         } else {
-            rejection.oauth_body()
+            challenge.oauth_body()
         };
-        Self { status: rejection.status, body: Some(body), version, headers: rejection.headers() }
+        Self { status: challenge.status, body: Some(body), version, headers: challenge.headers() }
     }
 
-    fn with_headers(mut self, headers: &[(&'static str, String)]) -> Self {
+    /// Over the per-minute budget: 429 with the JSON-RPC error 42900.
+    pub fn rate_limited(id: Option<&Value>, version: ProtocolVersion, retry_after: u64, limit: u32) -> Self {
+        let error = RpcError::rate_limited().with_data(json!({"retryAfter": retry_after, "limit": limit}));
+        Self::error(id, &error, version)
+    }
+
+    pub fn with_headers(mut self, headers: &[(&'static str, String)]) -> Self {
         self.headers.extend(headers.iter().cloned());
         self
     }
-}
-
-impl Refused {
-    /// The MCP answer to a request that was not admitted.
-    fn reply(self, id: Option<&Value>, version: ProtocolVersion) -> McpReply {
-        match self {
-            Refused::Auth(rejection) => McpReply::rejected(id, &rejection, version),
-            Refused::RateLimited { decision, headers } => {
-                let error =
-                    RpcError::new(429, ErrorCode::RATE_LIMITED, "Rate limit exceeded; retry after the window resets")
-                        .with_data(json!({"retryAfter": decision.reset_secs.max(1), "limit": decision.limit}));
-                McpReply::error(id, &error, version).with_headers(&headers)
-            }
-        }
-    }
-}
-
-/// One POST to the MCP endpoint, as the HTTP layer hands it over.
-pub struct McpRequest<'a> {
-    pub headers: &'a HeaderMap,
-    pub query: Option<&'a str>,
-    pub body: &'a [u8],
 }
 
 /// Fields the pipeline learns and the request span records.
@@ -115,21 +106,17 @@ pub struct Trace {
 }
 
 /// A workspace that cannot be resolved: HTTP 400 with -32602 and what to send
-/// instead, so a client configuration can be fixed in one step.
+/// instead, so a client configuration can be fixed in one step. The API says
+/// what went wrong; this only words it for JSON-RPC.
 fn workspace_error(error: TenancyError) -> RpcError {
-    match error {
-        TenancyError::Required { workspaces } => RpcError::new(
-            400,
-            ErrorCode::INVALID_PARAMS,
-            "X-Workspace-Id is required: this organization has more than one workspace",
-        )
-        .with_data(json!({"missing": tenancy::HEADER_NAME, "workspaces": workspaces.iter().map(|w| w.as_str()).collect::<Vec<_>>()})),
-        TenancyError::NotFound { workspaces } => RpcError::new(400, ErrorCode::INVALID_PARAMS, "Workspace not found")
-            .with_data(json!({"invalid": tenancy::HEADER_NAME, "workspaces": workspaces.iter().map(|w| w.as_str()).collect::<Vec<_>>()})),
-        TenancyError::Store(e) => {
-            tracing::error!(error = %e, "workspace resolution failed");
-            RpcError::new(503, ErrorCode::UNAVAILABLE, "The service is temporarily unavailable; try again shortly")
+    match ApiError::from(error) {
+        ApiError::WorkspaceRequired { workspaces } => {
+            RpcError::bad_params("X-Workspace-Id is required: this organization has more than one workspace")
+                .with_data(json!({"missing": tenancy::HEADER_NAME, "workspaces": workspaces}))
         }
+        ApiError::WorkspaceNotFound { workspaces } => RpcError::bad_params("Workspace not found")
+            .with_data(json!({"invalid": tenancy::HEADER_NAME, "workspaces": workspaces})),
+        _ => RpcError::unavailable("The service is temporarily unavailable; try again shortly"),
     }
 }
 
@@ -143,7 +130,9 @@ pub enum Outcome {
 
 /// Everything a method handler may read about the request.
 pub struct Call<'a> {
-    pub app: &'a App,
+    pub server: &'a McpServer,
+    /// The operations, reached only through `crate::api`.
+    pub api: &'a Services,
     pub era: Era,
     pub client: &'a ClientContext,
     pub message: &'a Message,
@@ -152,23 +141,40 @@ pub struct Call<'a> {
     pub tenant: Option<&'a Tenant>,
 }
 
-/// The MCP server: static documents built once per container.
+/// A message that passed parsing and era selection (`prepare`).
+#[derive(Debug)]
+pub enum Prepared {
+    /// A notification: nothing is executed and no version rules apply; once
+    /// authenticated it is answered 202, labelled with this version.
+    Notification(ProtocolVersion),
+    Request(Request),
+}
+
+/// A request with an id, in its era, waiting for authentication.
+#[derive(Debug)]
+pub struct Request {
+    pub message: Message,
+    pub id: Value,
+    pub era: Era,
+}
+
+/// The MCP server: static documents built once per container, and what the
+/// confirmation flow and the step-up challenge need.
 pub struct McpServer {
     server_info_meta: Value,
     pub(crate) discover: Value,
     pub(crate) catalogue: catalogue::Catalogue,
     pub(crate) resources: resources::Resources,
     pub(crate) prompts: prompts::Prompts,
-}
-
-impl Default for McpServer {
-    fn default() -> Self {
-        Self::new()
-    }
+    /// Seals and opens confirmation `requestState`.
+    pub(crate) secrets: Arc<Secrets>,
+    pub(crate) confirmation_ttl_secs: u64,
+    /// This endpoint as an OAuth protected resource (for `insufficient_scope`).
+    pub(crate) resource: Resource,
 }
 
 impl McpServer {
-    pub fn new() -> Self {
+    pub fn new(secrets: Arc<Secrets>, confirmation_ttl_secs: u64, resource: Resource) -> Self {
         let discover = json!({
             "supportedVersions": ProtocolVersion::supported_strings(),
             "capabilities": capabilities(),
@@ -180,61 +186,43 @@ impl McpServer {
             catalogue: catalogue::Catalogue::new(),
             resources: resources::Resources::new(),
             prompts: prompts::Prompts::new(),
+            secrets,
+            confirmation_ttl_secs,
+            resource,
         }
     }
 
-    /// The whole pipeline for one POST to the MCP endpoint.
-    pub async fn handle(&self, app: &App, request: &McpRequest<'_>, trace: &mut Trace) -> McpReply {
-        let headers = request.headers;
+    /// Stages B–D: parse the body and select the era. Version errors are
+    /// answered here, before authentication.
+    pub fn prepare(&self, body: &[u8], headers: &HeaderMap, trace: &mut Trace) -> Result<Prepared, McpReply> {
         let newest = ProtocolVersion::NEWEST;
-        if let Err(error) = gate(headers, request.body.len()) {
-            return McpReply::error(None, &error, newest);
-        }
-        let message = match parse_message(request.body) {
+        let message = match parse_message(body) {
             Ok(message) => message,
-            Err(failure) => return McpReply::error(failure.id.as_ref(), &failure.error, newest),
+            Err(failure) => return Err(McpReply::error(failure.id.as_ref(), &failure.error, newest)),
         };
         trace.method = Some(message.method.clone());
         let Some(id) = message.id.clone() else {
-            // Notifications: authenticated, then accepted; nothing is executed
-            // and no version rules apply.
-            let version = notification_version(&message, headers);
-            return match app.admit(headers, request.query, Audience::Mcp).await {
-                Ok(admitted) => McpReply::accepted(version).with_headers(&admitted.headers),
-                Err(refused) => refused.reply(None, version),
-            };
+            return Ok(Prepared::Notification(notification_version(&message, headers)));
         };
-        // Stages C–D: version errors are answered before authentication.
         let era = match era::select(&message, headers) {
             Ok(era) => era,
-            Err(error) => return McpReply::error(Some(&id), &error, newest),
+            Err(error) => return Err(McpReply::error(Some(&id), &error, newest)),
         };
         trace.era = Some(era.label());
-        let version = era.version();
-
-        // Stage E: authentication and rate limit.
-        let admitted = match app.admit(headers, request.query, Audience::Mcp).await {
-            Ok(admitted) => admitted,
-            Err(refused) => return refused.reply(Some(&id), version),
-        };
-        trace.sub = Some(admitted.principal.sub.clone());
-        let reply = self.after_admission(app, &message, &id, era, headers, &admitted.principal, trace).await;
-        reply.with_headers(&admitted.headers)
+        Ok(Prepared::Request(Request { message, id, era }))
     }
 
     /// Stages F–L for an authenticated request.
-    #[expect(clippy::too_many_arguments, reason = "the pipeline's state, passed by reference between its halves")]
-    async fn after_admission(
+    pub async fn answer(
         &self,
-        app: &App,
-        message: &Message,
-        id: &Value,
-        era: Era,
+        api: &Services,
+        request: &Request,
         headers: &HeaderMap,
         principal: &Principal,
         trace: &mut Trace,
     ) -> McpReply {
-        let version = era.version();
+        let Request { message, id, era } = request;
+        let (era, version) = (*era, era.version());
         let client = match era {
             Era::Stateless => {
                 let checked = era::check_envelope(message).and_then(|client| {
@@ -251,15 +239,13 @@ impl McpServer {
         };
 
         if !methods::is_served(era, &message.method) {
-            let status = if era == Era::Stateless { 404 } else { 200 };
-            let error = RpcError::new(status, ErrorCode::METHOD_NOT_FOUND, "Method not found")
-                .with_data(json!({"method": message.method}));
+            let error = RpcError::method_not_found(&message.method, era == Era::Stateless);
             return McpReply::error(Some(id), &error, version);
         }
 
         let tenant = if methods::needs_workspace(&message.method) {
             let header = headers.get(tenancy::HEADER).and_then(|v| v.to_str().ok());
-            match tenancy::resolve(&app.store, principal, header).await {
+            match api.resolve(principal, header).await {
                 Ok(tenant) => {
                     trace.workspace = Some(tenant.workspace.to_string());
                     Some(tenant)
@@ -270,8 +256,8 @@ impl McpServer {
             None
         };
 
-        let call = Call { app, era, client: &client, message, principal, tenant: tenant.as_ref() };
-        match Box::pin(methods::dispatch(self, &call)).await {
+        let call = Call { server: self, api, era, client: &client, message, principal, tenant: tenant.as_ref() };
+        match Box::pin(methods::dispatch(&call)).await {
             Ok((outcome, reply_version)) => {
                 let result = self.decorate(era, &message.method, outcome);
                 McpReply {
@@ -333,57 +319,6 @@ pub fn server_info(version: ProtocolVersion) -> Value {
     Value::Object(info)
 }
 
-/// Stages A4–A6: media type, `Accept`, size.
-fn gate(headers: &HeaderMap, body_len: usize) -> Result<(), RpcError> {
-    let content_type = headers.get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
-    if !media_type(content_type).eq_ignore_ascii_case("application/json") {
-        return Err(RpcError::new(
-            415,
-            ErrorCode::INVALID_REQUEST,
-            "Unsupported media type: send Content-Type: application/json",
-        ));
-    }
-    let accept: Vec<&str> = headers.get_all(http::header::ACCEPT).iter().filter_map(|v| v.to_str().ok()).collect();
-    if headers.contains_key(http::header::ACCEPT) && !accept.iter().any(|a| accepts_json(a)) {
-        return Err(RpcError::new(
-            406,
-            ErrorCode::INVALID_REQUEST,
-            "Not acceptable: this endpoint answers application/json",
-        ));
-    }
-    let declared = headers
-        .get(http::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok());
-    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) || body_len > MAX_BODY_BYTES {
-        return Err(RpcError::new(
-            413,
-            ErrorCode::INVALID_REQUEST,
-            "Request body too large: the limit is 1048576 bytes",
-        ));
-    }
-    Ok(())
-}
-
-fn media_type(value: &str) -> &str {
-    value.split(';').next().unwrap_or("").trim()
-}
-
-/// Whether one `Accept` header value admits `application/json`.
-fn accepts_json(value: &str) -> bool {
-    value.split(',').any(|range| {
-        let mut parts = range.split(';');
-        let media = parts.next().unwrap_or("").trim();
-        let refused = parts.any(|p| {
-            let p = p.trim();
-            p.strip_prefix("q=")
-                .or_else(|| p.strip_prefix("Q="))
-                .is_some_and(|q| q.trim().parse::<f32>().is_ok_and(|q| q <= 0.0))
-        });
-        !refused && ["application/json", "application/*", "*/*"].iter().any(|m| media.eq_ignore_ascii_case(m))
-    })
-}
-
 /// The version a 202 is labelled with: nothing is validated on notifications,
 /// so this is a best reading of what the client speaks.
 fn notification_version(message: &Message, headers: &HeaderMap) -> ProtocolVersion {
@@ -396,21 +331,5 @@ fn notification_version(message: &Message, headers: &HeaderMap) -> ProtocolVersi
         era::Header::Absent => ProtocolVersion::V2025_03_26,
         era::Header::One(v) => ProtocolVersion::parse(&v).unwrap_or(ProtocolVersion::NEWEST),
         _ => ProtocolVersion::NEWEST,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn accept_header_rules() {
-        assert!(accepts_json("application/json, text/event-stream"));
-        assert!(accepts_json("text/event-stream, application/*"));
-        assert!(accepts_json("*/*"));
-        assert!(accepts_json("Application/JSON;q=0.5"));
-        assert!(!accepts_json("text/event-stream"));
-        assert!(!accepts_json("application/json;q=0"));
-        assert!(!accepts_json("text/html"));
     }
 }

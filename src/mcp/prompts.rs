@@ -7,8 +7,9 @@ use serde_json::{Map, Value, json};
 use super::Call;
 use super::era::ProtocolVersion;
 use super::jsonrpc::RpcError;
-use super::methods::invalid_params;
-use crate::api::{self, ApiRequest, Ctx};
+use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
+
+use crate::api::{self, ApiRequest};
 use crate::auth::Principal;
 use crate::domain::Scope;
 
@@ -186,40 +187,39 @@ impl Prompts {
     pub async fn get(&self, call: &Call<'_>) -> Result<Value, RpcError> {
         let params = &call.message.params;
         let Some(Value::String(name)) = params.get("name") else {
-            return Err(invalid_params("prompts/get needs params.name as a string"));
+            return Err(RpcError::invalid_params("prompts/get needs params.name as a string"));
         };
         let Some(prompt) = Self::find(name) else {
-            return Err(invalid_params(format!("Unknown prompt: {name}")).with_data(json!({"name": name})));
+            return Err(RpcError::invalid_params(format!("Unknown prompt: {name}")).with_data(json!({"name": name})));
         };
         let empty = Map::new();
         let args = match params.get("arguments") {
             None => &empty,
             Some(Value::Object(args)) => args,
-            Some(_) => return Err(invalid_params("prompts/get needs params.arguments as an object of strings")),
+            Some(_) => {
+                return Err(RpcError::invalid_params("prompts/get needs params.arguments as an object of strings"));
+            }
         };
         for (key, value) in args {
             let Some(spec) = prompt.arguments.iter().find(|a| a.name == key) else {
-                return Err(
-                    invalid_params(format!("Prompt {name} has no argument {key}")).with_data(json!({"argument": key}))
-                );
+                return Err(RpcError::invalid_params(format!("Prompt {name} has no argument {key}"))
+                    .with_data(json!({"argument": key})));
             };
             let Some(text) = value.as_str() else {
-                return Err(
-                    invalid_params(format!("Argument {key} must be a string")).with_data(json!({"argument": key}))
-                );
+                return Err(RpcError::invalid_params(format!("Argument {key} must be a string"))
+                    .with_data(json!({"argument": key})));
             };
             if !valid(spec.kind, text) {
                 let expected = match spec.kind {
                     ArgumentKind::Id => "an id of letters, digits, _ and -",
                     ArgumentKind::Date => "a date YYYY-MM-DD",
                 };
-                return Err(
-                    invalid_params(format!("Argument {key} must be {expected}")).with_data(json!({"argument": key}))
-                );
+                return Err(RpcError::invalid_params(format!("Argument {key} must be {expected}"))
+                    .with_data(json!({"argument": key})));
             }
         }
         if let Some(missing) = prompt.arguments.iter().find(|a| a.required && !args.contains_key(a.name)) {
-            return Err(invalid_params(format!("Missing required argument: {}", missing.name))
+            return Err(RpcError::invalid_params(format!("Missing required argument: {}", missing.name))
                 .with_data(json!({"missing": missing.name})));
         }
         let missing: Vec<Scope> = prompt.scopes.iter().copied().filter(|s| !call.principal.has(*s)).collect();
@@ -228,12 +228,13 @@ impl Prompts {
         }
         let (argument, collection) = prompt.subject;
         let id = args.get(argument).and_then(Value::as_str).unwrap_or("");
-        let Some(tenant) = call.tenant else { return Err(invalid_params("No workspace")) };
-        let ctx = Ctx { app: call.app, principal: call.principal, tenant };
-        let path = format!("{collection}/{id}");
-        let found = api::dispatch(&ctx, &ApiRequest { method: "GET", path: &path, query: None, body: &[] }).await;
-        if !found.is_success() {
-            return Err(invalid_params(format!("{argument} names no record you can read: {id}"))
+        let Some(tenant) = call.tenant else { return Err(RpcError::invalid_params("No workspace")) };
+        let ctx = call.api.ctx(call.principal, tenant);
+        // The id is one encoded path segment: it can name a record, never another route.
+        let path = format!("{collection}/{}", utf8_percent_encode(id, NON_ALPHANUMERIC));
+        let found = api::call(&ctx, &ApiRequest { method: "GET", path: &path, query: None, body: &[] }).await;
+        if !found.is_ok_and(|response| response.is_success()) {
+            return Err(RpcError::invalid_params(format!("{argument} names no record you can read: {id}"))
                 .with_data(json!({"argument": argument})));
         }
         let (description, text) = (prompt.render)(args);

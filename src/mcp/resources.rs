@@ -9,9 +9,9 @@ use serde_json::{Map, Value, json};
 
 use super::Call;
 use super::era::{Era, ProtocolVersion};
-use super::jsonrpc::{ErrorCode, RpcError};
-use super::methods::invalid_params;
-use crate::api::{self, ApiRequest, Ctx};
+use super::jsonrpc::RpcError;
+use crate::api::error::ApiError;
+use crate::api::{self, ApiRequest};
 use crate::auth::Principal;
 use crate::domain::Scope;
 
@@ -168,7 +168,7 @@ impl Resources {
 
     pub async fn read(&self, call: &Call<'_>) -> Result<Value, RpcError> {
         let Some(Value::String(uri)) = call.message.params.get("uri") else {
-            return Err(invalid_params("resources/read needs params.uri as a string"));
+            return Err(RpcError::invalid_params("resources/read needs params.uri as a string"));
         };
         if let Some(doc) = DOCUMENTS.iter().find(|d| d.uri == uri) {
             return Ok(json!({"contents": [{"uri": doc.uri, "mimeType": doc.mime_type, "text": doc.text}]}));
@@ -196,26 +196,20 @@ impl Resources {
             return Err(super::catalogue::scope_refusal(call, &missing));
         }
         let Some(tenant) = call.tenant else { return Err(not_found(call.era, uri)) };
-        let ctx = Ctx { app: call.app, principal: call.principal, tenant };
-        let response = api::dispatch(&ctx, &ApiRequest { method: "GET", path: &path, query: None, body: &[] }).await;
-        if !response.missing_scopes.is_empty() {
-            return Err(super::catalogue::scope_refusal(call, &response.missing_scopes));
-        }
-        if !response.is_success() {
+        let ctx = call.api.ctx(call.principal, tenant);
+        let response = match api::call(&ctx, &ApiRequest { method: "GET", path: &path, query: None, body: &[] }).await {
+            Ok(response) if response.is_success() => response,
+            Err(ApiError::InsufficientScope { scopes }) => return Err(super::catalogue::scope_refusal(call, &scopes)),
             // Missing and unreadable look the same.
-            return Err(not_found(call.era, uri));
-        }
+            Ok(_) | Err(_) => return Err(not_found(call.era, uri)),
+        };
         Ok(json!({"contents": [{"uri": uri, "mimeType": "application/json", "text": response.body.to_string()}]}))
     }
 }
 
 /// "Resource not found" in the code of the era.
 pub fn not_found(era: Era, uri: &str) -> RpcError {
-    let code = match era {
-        Era::Stateless => ErrorCode::INVALID_PARAMS,
-        Era::Handshake(_) => ErrorCode::RESOURCE_NOT_FOUND,
-    };
-    RpcError::new(200, code, "Resource not found").with_data(json!({"uri": uri}))
+    RpcError::resource_not_found(uri, era == Era::Stateless)
 }
 
 fn render(doc: &Document, version: ProtocolVersion) -> Value {

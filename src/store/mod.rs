@@ -5,10 +5,10 @@
 pub mod idempotency;
 pub mod items;
 pub mod keys;
+pub mod memberships;
 pub mod rate_limit;
 pub mod records;
 pub mod table;
-pub mod memberships;
 
 use std::cell::Cell;
 use std::time::Duration;

@@ -423,7 +423,7 @@ async fn unknown_kid_flood_causes_at_most_one_fetch_per_interval() {
         let token = sign_with(&ec, Algorithm::ES256, &format!("unknown-{i}"), &claims());
         let app = h.app().await;
         let req = tools_list(&h).token(&token).build();
-        tasks.push(tokio::spawn(async move { common::Resp::from(inbox::edge::handle(&app, req).await) }));
+        tasks.push(tokio::spawn(async move { common::Resp::from(inbox::edge::handle(&app.edge, req).await) }));
     }
     for task in tasks {
         assert_eq!(task.await.unwrap().status, 401);
@@ -545,7 +545,7 @@ async fn two_replicas_share_one_rate_budget() {
 
     let send = |app: Arc<inbox::App>, id: i64| {
         let req = h.stateless(json!(id), "tools/list", json!({})).build();
-        async move { common::Resp::from(inbox::edge::handle(&app, req).await) }
+        async move { common::Resp::from(inbox::edge::handle(&app.edge, req).await) }
     };
     // Start early in a fresh one-minute window so the four requests share it.
     let seconds_into_minute = jsonwebtoken::get_current_timestamp() % 60;

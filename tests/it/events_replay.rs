@@ -101,7 +101,7 @@ async fn invoke(app: Arc<inbox::App>, event: &str) -> Value {
     let payload: LambdaRequest = serde_json::from_str(event).expect("event parses as an API Gateway request");
     let service = service_fn(move |req| {
         let app = Arc::clone(&app);
-        async move { Ok::<_, Infallible>(inbox::edge::handle(&app, req).await) }
+        async move { Ok::<_, Infallible>(inbox::edge::handle(&app.edge, req).await) }
     });
     let mut adapter = Adapter::from(service);
     let response = adapter.call(LambdaEvent::new(payload, Context::default())).await.expect("handler never fails");

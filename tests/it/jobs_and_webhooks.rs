@@ -60,7 +60,9 @@ fn ws_main() -> Tenant {
 /// Runs a job the way the worker does.
 async fn run_job(h: &Harness, id: &str) -> Ran {
     let app = h.app().await;
-    Box::pin(inbox::jobs::run(&app, &ws_main(), id)).await.unwrap_or_else(|e| panic!("job {id} not recorded: {e}"))
+    Box::pin(inbox::jobs::run(&app.runner, &ws_main(), id))
+        .await
+        .unwrap_or_else(|e| panic!("job {id} not recorded: {e}"))
 }
 
 /// The job of a 202 answer, after checking the answer's shape.
@@ -503,7 +505,8 @@ async fn the_local_poller_finishes_a_queued_job_on_its_own() {
     register_webhook(&h, &receiver.url()).await;
     let job_id = reprocess(&h, "eml_energy_nov").await;
 
-    let poller = tokio::spawn(inbox::jobs::poll(h.app().await, Duration::from_millis(50)));
+    let poller =
+        tokio::spawn(inbox::jobs::poll(std::sync::Arc::clone(&h.app().await.runner), Duration::from_millis(50)));
     let job = wait_final(&h, &job_id).await;
     poller.abort();
 
@@ -657,7 +660,7 @@ fn stream_event(records: Vec<Value>) -> aws_lambda_events::event::dynamodb::Even
 /// Hands a batch to the worker's stream handler; the sequence numbers it asks to get again.
 async fn handle_stream(h: &Harness, records: Vec<Value>) -> Vec<String> {
     let app = h.app().await;
-    let response = Box::pin(inbox::jobs::stream::handle(&app, stream_event(records))).await;
+    let response = Box::pin(inbox::jobs::stream::handle(&app.runner, stream_event(records))).await;
     response.batch_item_failures.into_iter().map(|f| f.item_identifier.unwrap_or_default()).collect()
 }
 
@@ -1291,7 +1294,7 @@ async fn two_runners_claiming_one_job_at_the_same_moment_run_it_once() {
         let runners: Vec<_> = (0..4)
             .map(|_| {
                 let (app, id) = (Arc::clone(&app), job_id.clone());
-                tokio::spawn(async move { Box::pin(inbox::jobs::run(&app, &ws_main(), &id)).await })
+                tokio::spawn(async move { Box::pin(inbox::jobs::run(&app.runner, &ws_main(), &id)).await })
             })
             .collect();
         let mut finished = 0;

@@ -166,7 +166,7 @@ fn gateway_event(h: &Harness, body: &[u8], extra_headers: &[(&str, &str)]) -> St
 async fn send_gateway_event(h: &Harness, event: &str) -> Resp {
     let req = lambda_http::request::from_str(event).expect("a valid API Gateway v2 event");
     let app = h.app().await;
-    Resp::from(inbox::edge::handle(&app, req).await)
+    Resp::from(inbox::edge::handle(&app.edge, req).await)
 }
 
 // ---------------------------------------------------------------------------
@@ -2025,7 +2025,7 @@ async fn fuzz_case(h: &Harness, req: common::Req<'_>, body: &[u8], label: &str) 
     let app = h.app().await;
     let request = req.build();
     let shown = String::from_utf8_lossy(&body[..body.len().min(400)]).into_owned();
-    let outcome = tokio::spawn(async move { inbox::edge::handle(&app, request).await }).await;
+    let outcome = tokio::spawn(async move { inbox::edge::handle(&app.edge, request).await }).await;
     let response = match outcome {
         Ok(response) => response,
         Err(e) => panic!("{label}: the handler panicked ({e}) on body {shown:?}"),

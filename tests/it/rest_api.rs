@@ -1294,7 +1294,7 @@ async fn eight_concurrent_upserts_of_one_new_slug_create_exactly_one_inbox() {
     for i in 0..8 {
         let req = h.api("PUT", "/inboxes").json(&json!({"slug": "race-slug", "name": format!("Racer {i}")})).build();
         let app = Arc::clone(&app);
-        tasks.push(tokio::spawn(async move { Resp::from(inbox::edge::handle(&app, req).await) }));
+        tasks.push(tokio::spawn(async move { Resp::from(inbox::edge::handle(&app.edge, req).await) }));
     }
     let mut statuses = Vec::new();
     let mut found = BTreeSet::new();
@@ -1326,7 +1326,7 @@ async fn eight_concurrent_upserts_of_one_new_url_create_exactly_one_webhook() {
         let body = json!({"url": "https://race.example.com/hook", "description": format!("Racer {i}")});
         let req = h.api("PUT", "/webhooks").json(&body).build();
         let app = Arc::clone(&app);
-        tasks.push(tokio::spawn(async move { Resp::from(inbox::edge::handle(&app, req).await) }));
+        tasks.push(tokio::spawn(async move { Resp::from(inbox::edge::handle(&app.edge, req).await) }));
     }
     let mut statuses = Vec::new();
     let mut found = BTreeSet::new();

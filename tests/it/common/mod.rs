@@ -322,7 +322,7 @@ impl<'a> Req<'a> {
 
     pub async fn send(self) -> Resp {
         let app = self.harness.app().await;
-        let response = inbox::edge::handle(&app, self.build()).await;
+        let response = inbox::edge::handle(&app.edge, self.build()).await;
         Resp::from(response)
     }
 }

@@ -1,0 +1,64 @@
+//! What an operation may use: `Services` (built once per container: the
+//! store, the server's secrets, the outbound URL rule) and, per call, `Ctx`
+//! (those plus the verified caller and the workspace acted on). An operation
+//! sees nothing else of the process: no configuration, no HTTP, no MCP.
+
+use std::sync::Arc;
+
+use super::error::ApiError;
+use super::tenancy::{self, TenancyError};
+use crate::auth::Principal;
+use crate::domain::Tenant;
+use crate::secrets::Secrets;
+use crate::store::Store;
+
+/// The API's dependencies, built once per container by the composition root.
+pub struct Services {
+    pub store: Store,
+    pub secrets: Arc<Secrets>,
+    /// Webhook URLs may point at loopback over plain HTTP (local runs and tests).
+    pub webhook_allow_loopback: bool,
+}
+
+/// One call of an operation: the services, the verified caller (never the
+/// token) and the workspace acted on.
+pub struct Ctx<'a> {
+    pub store: &'a Store,
+    pub secrets: &'a Secrets,
+    pub webhook_allow_loopback: bool,
+    pub principal: &'a Principal,
+    pub tenant: &'a Tenant,
+}
+
+impl Services {
+    pub fn ctx<'a>(&'a self, principal: &'a Principal, tenant: &'a Tenant) -> Ctx<'a> {
+        Ctx {
+            store: &self.store,
+            secrets: &self.secrets,
+            webhook_allow_loopback: self.webhook_allow_loopback,
+            principal,
+            tenant,
+        }
+    }
+
+    /// The workspace a person acts on, with their role (see `tenancy::resolve`).
+    pub async fn resolve(&self, principal: &Principal, header: Option<&str>) -> Result<Tenant, TenancyError> {
+        tenancy::resolve(&self.store, principal, header).await
+    }
+
+    /// The workspace a mail pipeline ingests into (see `tenancy::resolve_machine`).
+    pub async fn resolve_pipeline(&self, principal: &Principal, header: Option<&str>) -> Result<Tenant, TenancyError> {
+        tenancy::resolve_machine(&self.store, principal, header).await
+    }
+}
+
+impl From<TenancyError> for ApiError {
+    fn from(error: TenancyError) -> Self {
+        let ids = |w: Vec<crate::domain::WorkspaceId>| w.into_iter().map(|w| w.to_string()).collect::<Vec<_>>();
+        match error {
+            TenancyError::Required { workspaces } => ApiError::WorkspaceRequired { workspaces: ids(workspaces) },
+            TenancyError::NotFound { workspaces } => ApiError::WorkspaceNotFound { workspaces: ids(workspaces) },
+            TenancyError::Store(e) => e.into(),
+        }
+    }
+}

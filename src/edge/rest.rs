@@ -1,0 +1,121 @@
+//! The REST edge of `/api/v1`: body limit and media type, authentication
+//! (tokens for the REST audience), rate limit, workspace, `Idempotency-Key`,
+//! then `api::dispatch`. Answers in the API's error shape with the headers
+//! REST clients expect (`WWW-Authenticate`, `Retry-After`, `Location`,
+//! `X-RateLimit-*`).
+
+use http::HeaderMap;
+use serde_json::{Value, json};
+
+use super::Edge;
+use super::admit::{NotAdmitted, admit};
+use super::gate;
+use crate::api::error::ApiError;
+use crate::api::idempotency::idempotent;
+use crate::api::tenancy;
+use crate::api::{ApiRequest, ApiResponse, Op, Route, authorize, dispatch};
+use crate::auth::Principal;
+
+/// What the HTTP layer sends back.
+#[derive(Debug)]
+pub struct RestReply {
+    pub status: u16,
+    pub body: Value,
+    pub headers: Vec<(&'static str, String)>,
+}
+
+pub struct RestRequest<'a> {
+    pub method: &'a str,
+    /// The path after `/api/v1`, percent-encoded.
+    pub path: &'a str,
+    pub query: Option<&'a str>,
+    pub headers: &'a HeaderMap,
+    pub body: &'a [u8],
+}
+
+pub async fn handle(edge: &Edge, req: &RestRequest<'_>) -> RestReply {
+    if gate::too_large(req.headers, req.body.len()) {
+        return error_reply(edge, ApiError::TooLarge);
+    }
+    let admitted = match admit(edge, &edge.api_resource, req.headers, req.query).await {
+        Ok(admitted) => admitted,
+        Err(NotAdmitted::Unauthenticated(challenge)) => {
+            let body = json!({"error": {"code": challenge.error, "message": challenge.description, "details": {}}});
+            return RestReply { status: challenge.status, body, headers: challenge.headers() };
+        }
+        Err(NotAdmitted::RateLimited { headers, .. }) => {
+            let body = json!({"error": {"code": "rate_limited", "message": "Rate limit exceeded; retry after the window resets", "details": {}}});
+            return RestReply { status: 429, body, headers };
+        }
+    };
+    let mut reply = match authenticated(edge, req, &admitted.principal).await {
+        Ok(response) => {
+            let headers = response.location.map(|l| ("location", l)).into_iter().collect();
+            RestReply { status: response.status, body: response.body, headers }
+        }
+        Err(error) => error_reply(edge, error),
+    };
+    reply.headers.extend(admitted.headers);
+    reply
+}
+
+/// The API's error shape, with the headers that go with it: `Allow` on 405,
+/// the REST resource's step-up challenge on `insufficient_scope`.
+fn error_reply(edge: &Edge, error: ApiError) -> RestReply {
+    let mut headers = Vec::new();
+    match &error {
+        ApiError::MethodNotAllowed { allow } => headers.push(("allow", (*allow).to_owned())),
+        ApiError::InsufficientScope { scopes } => {
+            headers.extend(edge.api_resource.insufficient_scope(scopes).headers())
+        }
+        _ => {}
+    }
+    RestReply { status: error.status(), body: error.body(), headers }
+}
+
+async fn authenticated(edge: &Edge, req: &RestRequest<'_>, principal: &Principal) -> Result<ApiResponse, ApiError> {
+    let route = Route::parse(req.method, req.path)?;
+    if !req.body.is_empty() && !gate::is_json(req.headers) {
+        return Err(ApiError::bad_request(
+            "unsupported_media_type",
+            "Send JSON bodies with Content-Type: application/json",
+            json!({}),
+        ));
+    }
+    let header = req.headers.get(tenancy::HEADER).and_then(|v| v.to_str().ok());
+    let tenant = if route.op == Op::EmailIngest {
+        // The ingestion route serves a machine client: no membership, no
+        // role. Its scope is checked before the registration is looked up,
+        // so a token without it gets the step-up challenge, not a workspace error.
+        if !principal.has(crate::domain::Scope::EmailsIngest) {
+            return Err(ApiError::InsufficientScope { scopes: vec![crate::domain::Scope::EmailsIngest] });
+        }
+        edge.api.resolve_pipeline(principal, header).await?
+    } else {
+        edge.api.resolve(principal, header).await?
+    };
+    tracing::Span::current().record("workspace", tenant.workspace.as_str());
+    let key = match req.headers.get("idempotency-key") {
+        None => None,
+        Some(value) => match value.to_str() {
+            Ok(k) if (1..=255).contains(&k.len()) && k.bytes().all(|b| b.is_ascii_graphic()) => Some(k),
+            _ => {
+                return Err(ApiError::bad_request(
+                    "invalid_idempotency_key",
+                    "Idempotency-Key must be 1 to 255 visible ASCII characters",
+                    json!({"header": "Idempotency-Key"}),
+                ));
+            }
+        },
+    };
+    let ctx = edge.api.ctx(principal, &tenant);
+    // Authorized before anything runs or is replayed.
+    let permit = authorize(&ctx, route.op)?;
+    match key.filter(|_| route.op.is_write()) {
+        Some(key) => {
+            let api_request = ApiRequest { method: req.method, path: req.path, query: req.query, body: req.body };
+            idempotent(&ctx, permit, &route, &api_request, key).await
+        }
+        None => dispatch(&ctx, permit, &route, req.query, req.body).await,
+    }
+}
