@@ -9,6 +9,7 @@ use std::time::Duration;
 use thiserror::Error;
 
 use crate::store::StoreConfig;
+pub use crate::telemetry::LogFormat;
 
 /// Where the process runs: decides log format, Host allowlist and which
 /// development conveniences may be switched on.
@@ -18,12 +19,6 @@ pub enum Mode {
     Lambda,
     /// A plain HTTP port on loopback (`make run`, tests).
     Local,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LogFormat {
-    Json,
-    Pretty,
 }
 
 #[derive(Debug, Clone)]

@@ -24,6 +24,7 @@ pub mod dev;
 pub mod domain;
 pub mod edge;
 pub mod jobs;
+pub mod json;
 pub mod mcp;
 pub mod outbound;
 pub mod secrets;

@@ -18,7 +18,7 @@ use crate::domain::records::{
 };
 use crate::domain::{OrgId, Role, Tenant, WorkspaceId};
 use crate::secrets::Secrets;
-use crate::store::records::StoredWebhook;
+use crate::store::StoredWebhook;
 use crate::store::{Store, StoreError};
 
 pub const DEMO_ORG: &str = "org_demo";
@@ -116,14 +116,13 @@ fn webhook(id: &str, url: &str) -> Webhook {
 
 /// Claims the slug and writes the inbox, unless it is there already.
 async fn create_inbox(store: &Store, t: &Tenant, inbox: &Inbox) -> Result<(), StoreError> {
-    store.claim(t, crate::store::keys::slug(&inbox.slug), "inbox_id", &inbox.id).await?;
+    store.reserve_slug(t, &inbox.slug, &inbox.id).await?;
     store.insert_inbox(t, inbox).await.map(|_| ())
 }
 
 async fn create_webhook(store: &Store, secrets: &Secrets, t: &Tenant, w: Webhook) -> Result<(), StoreError> {
     let sealed = secrets.seal(DEMO_WEBHOOK_SECRET).ok_or_else(|| StoreError::Corrupt("seal".into()))?;
-    let digest = crate::api::webhooks::url_digest_of(&w.url);
-    store.claim(t, crate::store::keys::url_claim(&digest), "webhook_id", &w.id).await?;
+    store.reserve_url(t, &w.url, &w.id).await?;
     store.insert_webhook(t, &StoredWebhook { webhook: w, secret_sealed: sealed }).await.map(|_| ())
 }
 

@@ -14,8 +14,8 @@ use super::{ApiResponse, Ctx};
 use crate::domain::clock::{format, parse_instant};
 use crate::domain::ids::{Kind, is_id};
 use crate::domain::records::{Attachment, Email, EmailStatus, InboxStatus, JobKind, SenderPolicy};
+use crate::store::EmailFilter;
 use crate::store::StoreError;
-use crate::store::records::EmailFilter;
 use crate::sys::new_id;
 use crate::sys::now_string;
 
@@ -64,9 +64,9 @@ pub async fn list(ctx: &Ctx<'_>, query: Option<&str>) -> Result<ApiResponse, Api
     {
         return Err(invalid_parameter("received_after", "must not be later than received_before"));
     }
-    let page = page_request(&ctx.secrets, ctx.tenant, "emails", &params)?;
+    let page = page_request(ctx.secrets, ctx.tenant, "emails", &params)?;
     let found = ctx.store.list_emails(ctx.tenant, &filter, page.limit, page.start.clone()).await?;
-    let next = page.next_cursor(&ctx.secrets, ctx.tenant, found.next);
+    let next = page.next_cursor(ctx.secrets, ctx.tenant, found.next);
     Ok(ApiResponse::ok(200, json!({"data": found.items, "meta": {"next_cursor": next}})))
 }
 

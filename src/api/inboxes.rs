@@ -10,9 +10,8 @@ use super::upsert::{self, Claimed, Upserted};
 use super::{ApiResponse, Ctx};
 use crate::domain::ids::{Kind, is_id};
 use crate::domain::records::{Inbox, InboxStatus, SenderPolicy};
+use crate::store::InboxFilter;
 use crate::store::StoreError;
-use crate::store::keys;
-use crate::store::records::InboxFilter;
 use crate::sys::new_id;
 use crate::sys::now_string;
 
@@ -40,9 +39,9 @@ pub async fn list(ctx: &Ctx<'_>, query: Option<&str>) -> Result<ApiResponse, Api
         Some(q) if q.chars().count() <= 100 && !q.trim().is_empty() => Some(q.trim().to_lowercase()),
         Some(_) => return Err(invalid_parameter("q", "must have 1 to 100 characters")),
     };
-    let page = page_request(&ctx.secrets, ctx.tenant, "inboxes", &params)?;
+    let page = page_request(ctx.secrets, ctx.tenant, "inboxes", &params)?;
     let found = ctx.store.list_inboxes(ctx.tenant, &InboxFilter { status, q }, page.limit, page.start.clone()).await?;
-    let next = page.next_cursor(&ctx.secrets, ctx.tenant, found.next);
+    let next = page.next_cursor(ctx.secrets, ctx.tenant, found.next);
     Ok(ApiResponse::ok(200, json!({"data": found.items, "meta": {"next_cursor": next}})))
 }
 
@@ -74,10 +73,10 @@ impl Claimed for BySlug<'_> {
         self.ctx.store.slug_owner(self.ctx.tenant, &self.slug).await
     }
     async fn claim(&self, id: &str) -> Result<bool, StoreError> {
-        self.ctx.store.claim(self.ctx.tenant, keys::slug(&self.slug), "inbox_id", id).await
+        self.ctx.store.reserve_slug(self.ctx.tenant, &self.slug, id).await
     }
     async fn release(&self, id: &str) -> Result<(), StoreError> {
-        self.ctx.store.release_claim(self.ctx.tenant, keys::slug(&self.slug), "inbox_id", id).await
+        self.ctx.store.release_slug(self.ctx.tenant, &self.slug, id).await
     }
     async fn find(&self, id: &str) -> Result<Option<Inbox>, StoreError> {
         self.ctx.store.get_inbox_any(self.ctx.tenant, id).await

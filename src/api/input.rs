@@ -18,7 +18,7 @@ pub fn body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let text = std::str::from_utf8(bytes)
         .map_err(|_| ApiError::bad_request("invalid_body", "The body is not UTF-8", json!({})))?;
     // Duplicate keys are refused like everywhere else.
-    let value = crate::mcp::jsonrpc::parse_strict(text)
+    let value = crate::json::parse_strict(text)
         .map_err(|e| ApiError::bad_request("invalid_json", format!("The body is not valid JSON: {e}"), json!({})))?;
     from_value(value)
 }

@@ -26,9 +26,9 @@ pub fn parse_sender(field: &str, value: &str) -> Result<String, ApiError> {
 pub async fn list(ctx: &Ctx<'_>, inbox_id: &str, query: Option<&str>) -> Result<ApiResponse, ApiError> {
     let params = input::query(query, &["limit", "cursor"])?;
     let inbox = inboxes::load(ctx, inbox_id).await?;
-    let page = page_request(&ctx.secrets, ctx.tenant, &format!("senders/{}", inbox.id), &params)?;
+    let page = page_request(ctx.secrets, ctx.tenant, &format!("senders/{}", inbox.id), &params)?;
     let found = ctx.store.list_senders(ctx.tenant, &inbox.id, page.limit, page.start.clone()).await?;
-    let next = page.next_cursor(&ctx.secrets, ctx.tenant, found.next);
+    let next = page.next_cursor(ctx.secrets, ctx.tenant, found.next);
     Ok(ApiResponse::ok(200, json!({"data": found.items, "meta": {"next_cursor": next}})))
 }
 

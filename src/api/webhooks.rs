@@ -5,7 +5,6 @@
 //! key, shown in full only in the response that created or rotated it, and
 //! otherwise only as its last four characters.
 
-use aws_lc_rs::digest::{SHA256, digest};
 use base64::Engine as _;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -13,15 +12,14 @@ use serde_json::{Value, json};
 use super::error::ApiError;
 use super::input;
 use super::jobs::{accepted, new_job};
-use super::page::{hex, page_request};
+use super::page::page_request;
 use super::upsert::{self, Claimed, Upserted};
 use super::{ApiResponse, Ctx};
 use crate::domain::ids::{Kind, is_id};
 use crate::domain::records::{EventType, JobKind, Webhook, WebhookStatus};
 use crate::outbound::{Refusal, check_target, normalise_host};
 use crate::store::StoreError;
-use crate::store::keys;
-use crate::store::records::StoredWebhook;
+use crate::store::StoredWebhook;
 use crate::sys::new_id;
 use crate::sys::now_string;
 
@@ -100,20 +98,11 @@ pub fn parse_url(raw: &str, allow_loopback: bool) -> Result<url::Url, ApiError> 
     Ok(url)
 }
 
-fn url_digest(url: &url::Url) -> String {
-    hex(digest(&SHA256, url.as_str().as_bytes()).as_ref())
-}
-
-/// The uniqueness digest of a stored (already normalised) webhook URL.
-pub fn url_digest_of(url: &str) -> String {
-    hex(digest(&SHA256, url.as_bytes()).as_ref())
-}
-
 pub async fn list(ctx: &Ctx<'_>, query: Option<&str>) -> Result<ApiResponse, ApiError> {
     let params = input::query(query, &["limit", "cursor"])?;
-    let page = page_request(&ctx.secrets, ctx.tenant, "webhooks", &params)?;
+    let page = page_request(ctx.secrets, ctx.tenant, "webhooks", &params)?;
     let found = ctx.store.list_webhooks(ctx.tenant, page.limit, page.start.clone()).await?;
-    let next = page.next_cursor(&ctx.secrets, ctx.tenant, found.next);
+    let next = page.next_cursor(ctx.secrets, ctx.tenant, found.next);
     let data: Vec<&Webhook> = found.items.iter().map(|s| &s.webhook).collect();
     Ok(ApiResponse::ok(200, json!({"data": data, "meta": {"next_cursor": next}})))
 }
@@ -158,7 +147,6 @@ fn parse_events(names: &[String]) -> Result<Vec<EventType>, ApiError> {
 struct ByUrl<'a> {
     ctx: &'a Ctx<'a>,
     url: url::Url,
-    digest: String,
     events: Option<Vec<EventType>>,
     status: Option<WebhookStatus>,
     description: Option<String>,
@@ -168,13 +156,13 @@ impl Claimed for ByUrl<'_> {
     type Record = StoredWebhook;
 
     async fn owner(&self) -> Result<Option<String>, StoreError> {
-        self.ctx.store.url_owner(self.ctx.tenant, &self.digest).await
+        self.ctx.store.url_owner(self.ctx.tenant, self.url.as_str()).await
     }
     async fn claim(&self, id: &str) -> Result<bool, StoreError> {
-        self.ctx.store.claim(self.ctx.tenant, keys::url_claim(&self.digest), "webhook_id", id).await
+        self.ctx.store.reserve_url(self.ctx.tenant, self.url.as_str(), id).await
     }
     async fn release(&self, id: &str) -> Result<(), StoreError> {
-        self.ctx.store.release_claim(self.ctx.tenant, keys::url_claim(&self.digest), "webhook_id", id).await
+        self.ctx.store.release_url(self.ctx.tenant, self.url.as_str(), id).await
     }
     async fn find(&self, id: &str) -> Result<Option<StoredWebhook>, StoreError> {
         self.ctx.store.get_webhook_any(self.ctx.tenant, id).await
@@ -231,8 +219,7 @@ pub async fn upsert(ctx: &Ctx<'_>, body: &[u8]) -> Result<ApiResponse, ApiError>
     let url = parse_url(&body.url, ctx.webhook_allow_loopback)?;
     let events = body.events.as_deref().map(parse_events).transpose()?;
     let description = body.description.as_deref().map(|d| input::text("description", d, 200)).transpose()?;
-    let digest = url_digest(&url);
-    let request = ByUrl { ctx, url, digest, events, status: body.status, description };
+    let request = ByUrl { ctx, url, events, status: body.status, description };
     match upsert::upsert(&request).await? {
         Upserted::Created(stored) => {
             let secret = ctx.secrets.unseal(&stored.secret_sealed).ok_or(ApiError::Unavailable)?;
@@ -244,9 +231,8 @@ pub async fn upsert(ctx: &Ctx<'_>, body: &[u8]) -> Result<ApiResponse, ApiError>
 
 pub async fn delete(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     let mut stored = load(ctx, id).await?;
-    let url = url::Url::parse(&stored.webhook.url).map_err(|_| ApiError::Unavailable)?;
     stored.webhook.updated_at = now_string();
-    match ctx.store.delete_webhook(ctx.tenant, &stored, &url_digest(&url)).await {
+    match ctx.store.delete_webhook(ctx.tenant, &stored).await {
         Ok(()) => Ok(ApiResponse::ok(200, json!({"data": {"id": stored.webhook.id, "deleted": true}}))),
         Err(StoreError::Conflict) => Err(not_found()),
         Err(e) => Err(e.into()),
@@ -281,7 +267,7 @@ pub async fn test(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     let stored = load(ctx, id).await?;
     refuse_disabled(&stored.webhook)?;
     let job = new_job(JobKind::WebhookTest, &stored.webhook.id);
-    match ctx.store.enqueue_job_for(ctx.tenant, keys::webhook(&stored.webhook.id), &job).await {
+    match ctx.store.enqueue_webhook_job(ctx.tenant, &stored.webhook.id, &job).await {
         Ok(()) => accepted(&job),
         Err(StoreError::Conflict) => Err(not_found()),
         Err(e) => Err(e.into()),
@@ -295,14 +281,14 @@ pub async fn deliveries(ctx: &Ctx<'_>, id: &str, query: Option<&str>) -> Result<
     if !is_id(Kind::Webhook, id) {
         return Err(not_found());
     }
-    let page = page_request(&ctx.secrets, ctx.tenant, &format!("deliveries/{id}"), &params)?;
+    let page = page_request(ctx.secrets, ctx.tenant, &format!("deliveries/{id}"), &params)?;
     let (webhook, found) = tokio::join!(
         ctx.store.get_webhook(ctx.tenant, id),
         ctx.store.list_deliveries(ctx.tenant, id, page.limit, page.start.clone()),
     );
     webhook?.ok_or_else(not_found)?;
     let found = found?;
-    let next = page.next_cursor(&ctx.secrets, ctx.tenant, found.next);
+    let next = page.next_cursor(ctx.secrets, ctx.tenant, found.next);
     Ok(ApiResponse::ok(200, json!({"data": found.items, "meta": {"next_cursor": next}})))
 }
 
@@ -318,7 +304,7 @@ pub async fn resend(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     }
     let job = new_job(JobKind::DeliveryResend, &delivery.id);
     // The delivery's webhook must still exist: that is the record checked.
-    match ctx.store.enqueue_job_for(ctx.tenant, keys::webhook(&delivery.webhook_id), &job).await {
+    match ctx.store.enqueue_webhook_job(ctx.tenant, &delivery.webhook_id, &job).await {
         Ok(()) => accepted(&job),
         Err(StoreError::Conflict) => Err(ApiError::Conflict {
             code: "webhook_deleted",

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 use super::error::ApiError;
 use super::{ApiResponse, Ctx, check};
 use crate::domain::{Permission, Scope};
-use crate::store::records::InboxFilter;
+use crate::store::InboxFilter;
 
 const STATUSES: [&str; 5] = ["received", "processing", "processed", "failed", "rejected"];
 

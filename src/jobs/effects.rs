@@ -23,7 +23,7 @@ use crate::domain::ids::Kind;
 use crate::domain::records::{
     Delivery, DeliveryStatus, Email, EmailStatus, EventType, Extracted, Job, JobKind, WebhookStatus,
 };
-use crate::store::records::StoredWebhook;
+use crate::store::StoredWebhook;
 use crate::sys::new_id;
 use crate::sys::now_string;
 

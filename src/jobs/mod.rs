@@ -73,7 +73,7 @@ impl From<StoreError> for EffectError {
 /// failures), record the outcome. An error means the outcome could not be
 /// recorded; the caller should let the job be delivered again.
 pub async fn run(runner: &Runner, tenant: &Tenant, id: &str) -> Result<Ran, StoreError> {
-    let Some(mut job) = runner.store.claim_job(tenant, id, LEASE_SECS).await? else {
+    let Some(mut job) = runner.store.lease_job(tenant, id, LEASE_SECS).await? else {
         return Ok(Ran::Skipped);
     };
     let mut backoff = Duration::from_millis(200);

@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use super::{Ran, Runner, run};
 use crate::domain::{OrgId, Role, Tenant, WorkspaceId};
+use crate::store::is_job_key;
 
 #[derive(Deserialize)]
 struct JobImage {
@@ -27,7 +28,7 @@ pub async fn handle(runner: &Runner, event: Event) -> DynamoDbEventResponse {
             continue;
         }
         let Ok(image) = serde_dynamo::from_item::<_, JobImage>(record.change.new_image) else { continue };
-        if !image.sk.starts_with("JOB#") {
+        if !is_job_key(&image.sk) {
             continue;
         }
         let (Some(org), Some(workspace)) = (OrgId::parse(&image.org_id), WorkspaceId::parse(&image.workspace_id))

@@ -18,11 +18,11 @@
 //! | Item | sk | gsi1pk / gsi1sk |
 //! |---|---|---|
 //! | inbox | `INB#{id}` | — |
-//! | slug claim (one inbox per slug) | `SLUG#{slug}` | — |
+//! | slug reservation (one inbox per slug) | `SLUG#{slug}` | — |
 //! | allowed sender | `SND#{inbox}#{sender}` | — |
 //! | e-mail | `EML#{id}` | `{ws pk}#EML` / `{received_at}#{id}` (removed on delete) |
 //! | webhook | `WHK#{id}` | — |
-//! | URL claim (one webhook per URL) | `URL#{sha256(url)}` | — |
+//! | URL reservation (one webhook per URL) | `URL#{sha256(url)}` | — |
 //! | delivery | `DLV#{id}` | `{ws pk}#WHK#{webhook}#DLV` / `{created_at}#{id}` |
 //! | job | `JOB#{id}` | `QUEUE` / `{created_at}#{id}` while queued |
 //! | idempotency record | `IDEM#{sub}#{key}` | — |
@@ -60,8 +60,10 @@ pub fn tenant(org: &OrgId) -> String {
 
 pub const ORG_META: &str = "META";
 
+pub const WORKSPACE_PREFIX: &str = "WS#";
+
 pub fn workspace_sk(ws: &WorkspaceId) -> String {
-    format!("WS#{ws}")
+    format!("{WORKSPACE_PREFIX}{ws}")
 }
 
 /// The registration of a machine client as a workspace's mail pipeline.
@@ -116,8 +118,12 @@ pub fn webhook(id: &str) -> String {
     format!("WHK#{id}")
 }
 
-pub fn url_claim(url_digest_hex: &str) -> String {
-    format!("URL#{url_digest_hex}")
+/// The reservation of a (normalised) webhook URL: its SHA-256, so any
+/// length of URL makes a short key.
+pub fn url_claim(url: &str) -> String {
+    let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, url.as_bytes());
+    let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    format!("URL#{hex}")
 }
 
 pub fn delivery(id: &str) -> String {

@@ -4,7 +4,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::keys::{self, PK, SK};
 use super::{Store, StoreError, get_s, s};
-use crate::domain::{OrgId, Role, WorkspaceId};
+use crate::domain::{OrgId, Role, Tenant, WorkspaceId};
 
 impl Store {
     /// The caller's role in one workspace of their organization (one read).
@@ -35,7 +35,7 @@ impl Store {
             .expression_attribute_names("#pk", PK)
             .expression_attribute_names("#sk", SK)
             .expression_attribute_values(":pk", s(keys::member_pk(org, sub)))
-            .expression_attribute_values(":ws", s("WS#"))
+            .expression_attribute_values(":ws", s(keys::WORKSPACE_PREFIX))
             .send()
             .await?;
         let mut found = Vec::new();
@@ -152,5 +152,16 @@ impl Store {
             .send()
             .await?;
         Ok(())
+    }
+}
+
+impl Store {
+    /// The display name of a workspace.
+    pub async fn workspace_name(&self, t: &Tenant) -> Result<Option<String>, StoreError> {
+        #[derive(serde::Deserialize)]
+        struct Ws {
+            name: String,
+        }
+        Ok(self.get::<Ws>(keys::tenant(&t.org), keys::workspace_sk(&t.workspace)).await?.map(|w| w.name))
     }
 }

@@ -2,13 +2,25 @@
 //! (see `keys` for its design); each aggregate has its own module. Every call
 //! is counted per request (`round_trips`) so the request span can log it.
 
+mod confirmations;
+mod deliveries;
+mod emails;
 pub mod idempotency;
+mod inboxes;
 pub mod items;
-pub mod keys;
-pub mod memberships;
+mod jobs;
+mod keys;
+mod memberships;
 pub mod rate_limit;
-pub mod records;
-pub mod table;
+mod senders;
+mod table;
+mod webhooks;
+mod writes;
+
+pub use emails::{EmailCounts, EmailFilter};
+pub use inboxes::InboxFilter;
+pub use jobs::is_job_key;
+pub use webhooks::StoredWebhook;
 
 use std::cell::Cell;
 use std::time::Duration;

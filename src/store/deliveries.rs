@@ -1,0 +1,51 @@
+//! Webhook delivery attempts (newest first per webhook) and the event body
+//! each sent, for resends.
+
+use super::items::{Keys, ListQuery, Page, Position, to_item};
+use super::keys::{self};
+use super::writes::ws_pk;
+use super::{Store, StoreError, s};
+use crate::domain::Tenant;
+use crate::domain::records::Delivery;
+
+impl Store {
+    pub async fn get_delivery(&self, t: &Tenant, id: &str) -> Result<Option<Delivery>, StoreError> {
+        self.get::<Delivery>(ws_pk(t), keys::delivery(id)).await
+    }
+
+    pub async fn put_delivery(&self, t: &Tenant, delivery: &Delivery, payload: &str) -> Result<(), StoreError> {
+        let pk = ws_pk(t);
+        let keys = Keys::new(pk.clone(), keys::delivery(&delivery.id)).with_gsi1(
+            keys::deliveries_index(&pk, &delivery.webhook_id),
+            keys::timeline(&delivery.created_at, &delivery.id),
+        );
+        let mut item = to_item(keys, delivery)?;
+        item.insert("payload".into(), s(payload));
+        self.client().put_item().table_name(self.table()).set_item(Some(item)).send().await?;
+        Ok(())
+    }
+
+    /// The event body a delivery sent (for resends).
+    pub async fn delivery_payload(&self, t: &Tenant, id: &str) -> Result<Option<String>, StoreError> {
+        #[derive(serde::Deserialize)]
+        struct Payload {
+            payload: String,
+        }
+        Ok(self.get::<Payload>(ws_pk(t), keys::delivery(id)).await?.map(|p| p.payload))
+    }
+
+    pub async fn list_deliveries(
+        &self,
+        t: &Tenant,
+        webhook_id: &str,
+        limit: usize,
+        start: Option<Position>,
+    ) -> Result<Page<Delivery>, StoreError> {
+        self.list(
+            &ListQuery::gsi1(keys::deliveries_index(&ws_pk(t), webhook_id), ws_pk(t), &keys::delivery("")),
+            limit,
+            start,
+        )
+        .await
+    }
+}

@@ -1,0 +1,159 @@
+//! E-mails (newest first through the index) and their per-status counts.
+
+use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
+
+use super::items::{Item, Keys, ListQuery, Page, Position, to_item};
+use super::keys::{self};
+use super::writes::{built, put, ws_pk};
+use super::{Store, StoreError, s};
+use crate::domain::Tenant;
+use crate::domain::records::{Email, Job};
+
+/// E-mail list filters.
+#[derive(Default)]
+pub struct EmailFilter {
+    pub inbox_id: Option<String>,
+    pub status: Option<String>,
+    pub from: Option<String>,
+    /// Inclusive bounds on `received_at`.
+    pub after: Option<String>,
+    pub before: Option<String>,
+}
+
+impl Store {
+    fn email_item(t: &Tenant, email: &Email) -> Result<Item, StoreError> {
+        let pk = ws_pk(t);
+        let keys = Keys::new(pk.clone(), keys::email(&email.id));
+        let keys = if email.deleted_at.is_none() {
+            keys.with_gsi1(keys::emails_index(&pk), keys::timeline(&email.received_at, &email.id))
+        } else {
+            keys
+        };
+        let mut item = to_item(keys, email)?;
+        item.insert("from_lc".into(), s(email.from.to_lowercase()));
+        Ok(item)
+    }
+
+    pub async fn get_email(&self, t: &Tenant, id: &str) -> Result<Option<Email>, StoreError> {
+        Ok(self.get::<Email>(ws_pk(t), keys::email(id)).await?.filter(|e| e.deleted_at.is_none()))
+    }
+
+    pub async fn list_emails(
+        &self,
+        t: &Tenant,
+        filter: &EmailFilter,
+        limit: usize,
+        start: Option<Position>,
+    ) -> Result<Page<Email>, StoreError> {
+        let mut q = ListQuery::gsi1(keys::emails_index(&ws_pk(t)), ws_pk(t), &keys::email(""));
+        if filter.after.is_some() || filter.before.is_some() {
+            // `#` sorts after every character of a timestamp, `~` after `#`.
+            // Key values cannot be empty: "0" sorts before every timestamp.
+            let lo = filter.after.clone().unwrap_or_else(|| "0".to_owned());
+            let hi = filter.before.as_ref().map_or_else(|| "~".to_owned(), |b| format!("{b}#~"));
+            q.between = Some((lo, hi));
+        }
+        if let Some(inbox) = &filter.inbox_id {
+            q.and("inbox_id = :inbox");
+            q.value(":inbox", s(inbox.clone()));
+        }
+        if let Some(status) = &filter.status {
+            q.and("#status = :status");
+            q.name("#status", "status");
+            q.value(":status", s(status.clone()));
+        }
+        if let Some(from) = &filter.from {
+            q.and("from_lc = :from");
+            q.value(":from", s(from.to_lowercase()));
+        }
+        self.list(&q, limit, start).await
+    }
+
+    /// Writes an e-mail as it is now (creation and updates by the worker).
+    pub async fn put_email(&self, t: &Tenant, email: &Email) -> Result<(), StoreError> {
+        self.client().put_item().table_name(self.table()).set_item(Some(Self::email_item(t, email)?)).send().await?;
+        Ok(())
+    }
+
+    /// Stores a new e-mail and its processing job in one transaction.
+    pub async fn create_email_with_job(&self, t: &Tenant, email: &Email, job: &Job) -> Result<(), StoreError> {
+        self.transact(vec![
+            put(self.table(), Self::email_item(t, email)?, Some("attribute_not_exists(pk)"))?,
+            self.job_put(t, job)?,
+        ])
+        .await
+    }
+
+    /// Soft-deletes a live e-mail that still has `previous_updated_at`; it leaves every list.
+    pub async fn delete_email(&self, t: &Tenant, email: &Email, previous_updated_at: &str) -> Result<(), StoreError> {
+        self.replace_live(Self::email_item(t, email)?, Some(previous_updated_at)).await
+    }
+
+    /// Stores `email` (its new state) and `job` in one transaction, if the
+    /// e-mail is live and unchanged since `previous_updated_at`.
+    pub async fn enqueue_email_job(
+        &self,
+        t: &Tenant,
+        email: &Email,
+        previous_updated_at: &str,
+        job: &Job,
+    ) -> Result<(), StoreError> {
+        let put_email = built(
+            Put::builder()
+                .table_name(self.table())
+                .set_item(Some(Self::email_item(t, email)?))
+                .condition_expression(
+                    "attribute_exists(pk) AND attribute_not_exists(deleted_at) AND updated_at = :prev",
+                )
+                .expression_attribute_values(":prev", s(previous_updated_at))
+                .build(),
+        )?;
+        self.transact(vec![TransactWriteItem::builder().put(put_email).build(), self.job_put(t, job)?]).await
+    }
+}
+
+/// How many e-mails a workspace holds, per inbox and status.
+#[derive(Debug, Default)]
+pub struct EmailCounts {
+    pub by_inbox: std::collections::BTreeMap<String, std::collections::BTreeMap<String, u64>>,
+    /// More e-mails exist than were counted.
+    pub truncated: bool,
+}
+
+impl Store {
+    /// Counts live e-mails by inbox and status, reading only those two
+    /// attributes, at most `MAX_PAGES` pages of the index.
+    pub async fn count_emails(&self, t: &Tenant) -> Result<EmailCounts, StoreError> {
+        const MAX_PAGES: usize = 10;
+        let mut counts = EmailCounts::default();
+        let mut start = None;
+        for _ in 0..MAX_PAGES {
+            let out = self
+                .client()
+                .query()
+                .table_name(self.table())
+                .index_name(keys::GSI1)
+                .key_condition_expression("#kp = :kp")
+                .expression_attribute_names("#kp", keys::GSI1_PK)
+                .expression_attribute_names("#st", "status")
+                .expression_attribute_values(":kp", s(keys::emails_index(&ws_pk(t))))
+                .projection_expression("inbox_id, #st")
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await?;
+            for item in out.items.unwrap_or_default() {
+                let field = |n: &str| match item.get(n) {
+                    Some(AttributeValue::S(v)) => v.clone(),
+                    _ => String::new(),
+                };
+                *counts.by_inbox.entry(field("inbox_id")).or_default().entry(field("status")).or_default() += 1;
+            }
+            match out.last_evaluated_key {
+                None => return Ok(counts),
+                Some(key) => start = Some(key),
+            }
+        }
+        counts.truncated = true;
+        Ok(counts)
+    }
+}

@@ -1,0 +1,56 @@
+//! The allowed senders of an inbox (addresses and `@domain`s).
+
+use aws_sdk_dynamodb::types::ReturnValue;
+
+use super::items::{Keys, ListQuery, Page, Position, to_item};
+use super::keys::{self, PK, SK};
+use super::writes::ws_pk;
+use super::{Store, StoreError, s};
+use crate::domain::Tenant;
+use crate::domain::records::AllowedSender;
+
+impl Store {
+    /// Allows `sender`; returns false when it was already allowed.
+    pub async fn add_sender(&self, t: &Tenant, sender: &AllowedSender) -> Result<bool, StoreError> {
+        let item = to_item(Keys::new(ws_pk(t), keys::sender(&sender.inbox_id, &sender.sender)), sender)?;
+        match self.put_conditional(item, "attribute_not_exists(pk)", &[]).await {
+            Ok(()) => Ok(true),
+            Err(StoreError::Conflict) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    pub async fn list_senders(
+        &self,
+        t: &Tenant,
+        inbox_id: &str,
+        limit: usize,
+        start: Option<Position>,
+    ) -> Result<Page<AllowedSender>, StoreError> {
+        self.list(&ListQuery::base(ws_pk(t), keys::sender_prefix(inbox_id)), limit, start).await
+    }
+
+    /// Whether `sender` is allowed, as an address or by its domain (one batch read).
+    pub async fn sender_allowed(&self, t: &Tenant, inbox_id: &str, address: &str) -> Result<bool, StoreError> {
+        let domain = address.rsplit_once('@').map(|(_, d)| format!("@{d}")).unwrap_or_default();
+        let (a, d) = tokio::join!(
+            self.get::<AllowedSender>(ws_pk(t), keys::sender(inbox_id, address)),
+            self.get::<AllowedSender>(ws_pk(t), keys::sender(inbox_id, &domain)),
+        );
+        Ok(a?.is_some() || d?.is_some())
+    }
+
+    /// Stops allowing `sender`; returns false when it was not allowed.
+    pub async fn remove_sender(&self, t: &Tenant, inbox_id: &str, sender: &str) -> Result<bool, StoreError> {
+        let out = self
+            .client()
+            .delete_item()
+            .table_name(self.table())
+            .key(PK, s(ws_pk(t)))
+            .key(SK, s(keys::sender(inbox_id, sender)))
+            .return_values(ReturnValue::AllOld)
+            .send()
+            .await?;
+        Ok(out.attributes.is_some_and(|a| !a.is_empty()))
+    }
+}

@@ -1,0 +1,117 @@
+//! The write primitives every aggregate module uses: the workspace
+//! partition, transaction items, insert-if-absent, replace-if-live and
+//! conditional puts.
+
+use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
+
+use super::items::Item;
+use super::keys::{self, PK, SK};
+use super::{Store, StoreError, s};
+use crate::domain::Tenant;
+
+pub(super) fn ws_pk(t: &Tenant) -> String {
+    keys::ws(&t.org, &t.workspace)
+}
+
+pub(super) fn built<T, E: std::fmt::Display>(r: Result<T, E>) -> Result<T, StoreError> {
+    r.map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+pub(super) fn put(table: &str, item: Item, condition: Option<&str>) -> Result<TransactWriteItem, StoreError> {
+    let put = built(
+        Put::builder()
+            .table_name(table)
+            .set_item(Some(item))
+            .set_condition_expression(condition.map(Into::into))
+            .build(),
+    )?;
+    Ok(TransactWriteItem::builder().put(put).build())
+}
+
+impl Store {
+    pub(super) async fn transact(&self, items: Vec<TransactWriteItem>) -> Result<(), StoreError> {
+        self.client().transact_write_items().set_transact_items(Some(items)).send().await?;
+        Ok(())
+    }
+
+    /// Writes a new record unless one with its key exists; false when it does.
+    pub(super) async fn insert_new(&self, item: Item) -> Result<bool, StoreError> {
+        match self.put_conditional(item, "attribute_not_exists(pk)", &[]).await {
+            Ok(()) => Ok(true),
+            Err(StoreError::Conflict) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Replaces a live record; with `previous_updated_at`, only if it is
+    /// unchanged since it was read (PATCH), otherwise last writer wins (upsert).
+    pub(super) async fn replace_live(&self, item: Item, previous_updated_at: Option<&str>) -> Result<(), StoreError> {
+        let condition = "attribute_exists(pk) AND attribute_not_exists(deleted_at)";
+        match previous_updated_at {
+            Some(prev) => {
+                self.put_conditional(item, &format!("{condition} AND updated_at = :prev"), &[(":prev", s(prev))]).await
+            }
+            None => self.put_conditional(item, condition, &[]).await,
+        }
+    }
+
+    pub(super) async fn put_conditional(
+        &self,
+        item: Item,
+        condition: &str,
+        values: &[(&str, AttributeValue)],
+    ) -> Result<(), StoreError> {
+        let mut request =
+            self.client().put_item().table_name(self.table()).set_item(Some(item)).condition_expression(condition);
+        for (k, v) in values {
+            request = request.expression_attribute_values(*k, v.clone());
+        }
+        request.send().await?;
+        Ok(())
+    }
+
+    /// Reserves the unique key `sk` (a slug or a URL) for `owner`, recording
+    /// it under `owner_attr`. False when it is taken. One conditional put.
+    pub(super) async fn reserve(
+        &self,
+        t: &Tenant,
+        sk: String,
+        owner_attr: &str,
+        owner: &str,
+    ) -> Result<bool, StoreError> {
+        let mut reservation = Item::new();
+        reservation.insert(PK.into(), s(ws_pk(t)));
+        reservation.insert(SK.into(), s(sk));
+        reservation.insert(owner_attr.into(), s(owner));
+        match self.put_conditional(reservation, "attribute_not_exists(pk)", &[]).await {
+            Ok(()) => Ok(true),
+            Err(StoreError::Conflict) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Frees a reservation if `owner` still holds it.
+    pub(super) async fn release(
+        &self,
+        t: &Tenant,
+        sk: String,
+        owner_attr: &str,
+        owner: &str,
+    ) -> Result<(), StoreError> {
+        let result = self
+            .client()
+            .delete_item()
+            .table_name(self.table())
+            .key(PK, s(ws_pk(t)))
+            .key(SK, s(sk))
+            .condition_expression("#o = :id")
+            .expression_attribute_names("#o", owner_attr)
+            .expression_attribute_values(":id", s(owner))
+            .send()
+            .await;
+        match result.map_err(StoreError::from) {
+            Ok(_) | Err(StoreError::Conflict) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+}
