@@ -15,10 +15,11 @@ run:
 test: lint
 	scripts/test.sh
 
-## Formatting, clippy, and the SAM template (cfn-lint, sam validate --lint), as CI runs them.
+## Formatting, clippy, one-way module layers, and the SAM template (cfn-lint, sam validate --lint), as CI runs them.
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets -- -D warnings
+	python3 scripts/check-layers.py
 	scripts/lint-template.sh
 
 ## Lambda artefacts for arm64 (x86_64 when the target cannot be added), with cargo-lambda.

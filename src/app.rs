@@ -14,11 +14,11 @@ use crate::auth::{JwksCache, Verifier};
 use crate::config::Config;
 use crate::domain::Scope;
 use crate::edge::Edge;
-use crate::jobs::Runner;
 use crate::mcp::McpServer;
 use crate::outbound::Outbound;
 use crate::secrets::Secrets;
 use crate::store::Store;
+use crate::worker::Runner;
 
 pub struct App {
     pub config: Config,

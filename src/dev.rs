@@ -37,7 +37,7 @@ impl DevIssuer {
         let key = EncodingKey::from_ed_der(&der);
         let mut jwk = Jwk::from_encoding_key(&key, Algorithm::EdDSA).map_err(|e| DevError::Key(e.to_string()))?;
         let public = serde_json::to_vec(&jwk.algorithm).map_err(|e| DevError::Key(e.to_string()))?;
-        let kid: String = digest(&SHA256, &public).as_ref()[..8].iter().map(|b| format!("{b:02x}")).collect();
+        let kid: String = digest(&SHA256, &public).as_ref().iter().take(8).map(|b| format!("{b:02x}")).collect();
         jwk.common.key_id = Some(kid.clone());
         let jwk = serde_json::to_value(&jwk).map_err(|e| DevError::Key(e.to_string()))?;
         Ok(DevIssuer { kid, key, jwk })

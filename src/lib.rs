@@ -4,17 +4,21 @@
 //!
 //! ```text
 //! API Gateway event ─┐
-//! local HTTP port  ──┴─► http::handle(&App, Request) ─► /mcp ─► mcp (both eras) ─► tool row ─┐
-//!                                                    ├─► /api/v1 ─► api::rest ─► api::dispatch ◄┘ in-process
-//!                                                    └─► /.well-known/…, /health
-//! every protected request: auth (JWT, cached JWKS) → rate limit → tenancy → handler → store
-//! DynamoDB stream (new jobs) ─► bin/worker ─► jobs::run ─► effects (boleto, webhooks)
-//! local mode: jobs::poll runs the same jobs::run in-process
+//! local HTTP port  ──┴─► edge::handle(&Edge, Request) ─┬─► /mcp ─► gate ─► mcp::prepare ─► admit ─► mcp::answer ─► tool row ─┐
+//!                                                      ├─► /api/v1 ─► gate ─► admit ─► tenancy ─► api::authorize ─► dispatch ◄┘
+//!                                                      └─► /.well-known/…, /health              (in-process, one permit each)
+//! admit = bearer JWT against the cached JWKS, then the shared rate limit
+//! DynamoDB stream (new jobs) ─► bin/worker ─► worker::stream ─► worker::run ─► effects (boleto, webhooks)
+//! local mode: worker::poll runs the same worker::run in-process
 //! ```
 //!
-//! Dependencies point one way: `http` → `mcp` → `api` → `store` → `domain`;
-//! `jobs` → `store`, `webhooks`; `auth` knows nothing of MCP or storage; only
-//! `store` talks to DynamoDB; only `http` and the binaries see `lambda_http`.
+//! Dependencies point one way, layer by layer (`scripts/check-layers.py`,
+//! run by `make lint`, keeps it so): `app` (composition root) → `edge` →
+//! `mcp` → `api` | `worker` → `store` | `auth` | `outbound` → `sys` |
+//! `secrets` | `json` → `domain` (pure). `app` builds each layer's narrow
+//! context once per container (`edge::Edge`, `api::Services`,
+//! `worker::Runner`); only `store` talks to DynamoDB and names keys; only
+//! `edge` and the binaries see `lambda_http` or `hyper`.
 
 pub mod api;
 pub mod app;
@@ -23,7 +27,6 @@ pub mod config;
 pub mod dev;
 pub mod domain;
 pub mod edge;
-pub mod jobs;
 pub mod json;
 pub mod mcp;
 pub mod outbound;
@@ -32,6 +35,7 @@ pub mod seed;
 pub mod store;
 pub mod sys;
 pub mod telemetry;
+pub mod worker;
 
 pub use app::App;
 pub use config::Config;

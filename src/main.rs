@@ -90,8 +90,9 @@ async fn invoke(mut config: Config, path: &str) -> Result<(), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
     let event: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?;
     // Header names are case-insensitive (REST API events often say `Host`).
-    let host = event["headers"]
-        .as_object()
+    let host = event
+        .get("headers")
+        .and_then(serde_json::Value::as_object)
         .and_then(|h| h.iter().find(|(k, _)| k.eq_ignore_ascii_case("host")))
         .and_then(|(_, v)| v.as_str())
         .unwrap_or("127.0.0.1:3000")
@@ -130,7 +131,7 @@ async fn serve_local(config: Config) -> Result<(), String> {
     let app = Arc::new(build(config).await?);
     // Locally the job runner polls the queue in-process (on AWS the worker
     // Lambda is fed by the table's stream).
-    tokio::spawn(inbox::jobs::poll(Arc::clone(&app.runner), std::time::Duration::from_millis(500)));
+    tokio::spawn(inbox::worker::poll(Arc::clone(&app.runner), std::time::Duration::from_millis(500)));
     tracing::info!(%addr, "serving MCP on http://{addr}/mcp");
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;

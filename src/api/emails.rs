@@ -19,15 +19,8 @@ use crate::store::StoreError;
 use crate::sys::new_id;
 use crate::sys::now_string;
 
-fn not_found() -> ApiError {
-    ApiError::NotFound { what: "E-mail" }
-}
-
 pub async fn load(ctx: &Ctx<'_>, id: &str) -> Result<Email, ApiError> {
-    if !is_id(Kind::Email, id) {
-        return Err(not_found());
-    }
-    ctx.store.get_email(ctx.tenant, id).await?.ok_or_else(not_found)
+    super::fetch(Kind::Email, "E-mail", id, async || ctx.store.get_email(ctx.tenant, id).await).await
 }
 
 pub async fn list(ctx: &Ctx<'_>, query: Option<&str>) -> Result<ApiResponse, ApiError> {
@@ -181,6 +174,8 @@ pub async fn ingest(ctx: &Ctx<'_>, inbox_id: &str, body: &[u8]) -> Result<ApiRes
     let job = new_job(JobKind::EmailProcess, &email.id);
     ctx.store.create_email_with_job(ctx.tenant, &email, &job).await?;
     let mut response = accepted(&job)?;
-    response.body["data"]["email"] = json!({"id": email.id, "status": email.status});
+    if let Some(serde_json::Value::Object(data)) = response.body.get_mut("data") {
+        data.insert("email".into(), json!({"id": email.id, "status": email.status}));
+    }
     Ok(response)
 }

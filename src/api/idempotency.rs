@@ -7,7 +7,7 @@ use aws_lc_rs::digest::{SHA256, digest};
 use super::error::ApiError;
 use super::page::hex;
 use super::{ApiRequest, ApiResponse, Ctx, Permit, Route, dispatch};
-use crate::store::idempotency::{Claim, StoredResponse};
+use crate::store::idempotency::{KeyState, StoredResponse};
 
 /// Runs an authorized write at most once per `Idempotency-Key`: the first
 /// response is stored and replayed for the same request; the same key with a
@@ -28,16 +28,16 @@ pub async fn idempotent(
     let store = ctx.store;
     let sub = &ctx.principal.sub;
     let purpose = seal_purpose(ctx, key);
-    match store.claim_idempotency_key(ctx.tenant, sub, key, &fingerprint).await? {
-        Claim::Fresh => {}
-        Claim::Replay(stored) => return replayed(ctx, &purpose, stored),
-        Claim::Mismatch => {
+    match store.begin_idempotent(ctx.tenant, sub, key, &fingerprint).await? {
+        KeyState::Fresh => {}
+        KeyState::Replay(stored) => return replayed(ctx, &purpose, stored),
+        KeyState::Mismatch => {
             return Err(ApiError::Conflict {
                 code: "idempotency_key_reused",
                 message: "This Idempotency-Key was used with a different request".into(),
             });
         }
-        Claim::InProgress => {
+        KeyState::InProgress => {
             return Err(ApiError::Conflict {
                 code: "idempotency_key_in_progress",
                 message: "A request with this Idempotency-Key is still running; retry shortly".into(),
@@ -62,10 +62,10 @@ pub async fn idempotent(
         Some(stored)
     });
     let finished = match sealed {
-        Some(stored) => store.finish_idempotency_key(ctx.tenant, sub, key, &fingerprint, &stored).await,
+        Some(stored) => store.finish_idempotent(ctx.tenant, sub, key, &fingerprint, &stored).await,
         // A 5xx, or nothing that could be sealed (nothing is kept in clear):
         // forget the key, so a repeat runs the write again.
-        None => store.release_idempotency_key(ctx.tenant, sub, key).await,
+        None => store.forget_idempotent(ctx.tenant, sub, key).await,
     };
     if let Err(e) = finished {
         tracing::warn!(error = %e, "could not store an idempotent response");

@@ -8,7 +8,7 @@ use super::input::{self, invalid_parameter};
 use super::page::page_request;
 use super::upsert::{self, Claimed, Upserted};
 use super::{ApiResponse, Ctx};
-use crate::domain::ids::{Kind, is_id};
+use crate::domain::ids::Kind;
 use crate::domain::records::{Inbox, InboxStatus, SenderPolicy};
 use crate::store::InboxFilter;
 use crate::store::StoreError;
@@ -21,10 +21,7 @@ fn not_found() -> ApiError {
 
 /// The live inbox `id` of the caller's workspace, or 404.
 pub async fn load(ctx: &Ctx<'_>, id: &str) -> Result<Inbox, ApiError> {
-    if !is_id(Kind::Inbox, id) {
-        return Err(not_found());
-    }
-    ctx.store.get_inbox(ctx.tenant, id).await?.ok_or_else(not_found)
+    super::fetch(Kind::Inbox, "Inbox", id, async || ctx.store.get_inbox(ctx.tenant, id).await).await
 }
 
 pub async fn list(ctx: &Ctx<'_>, query: Option<&str>) -> Result<ApiResponse, ApiError> {

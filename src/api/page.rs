@@ -61,8 +61,10 @@ fn invalid_cursor() -> ApiError {
 
 fn open(secrets: &Secrets, tenant: &Tenant, fingerprint: &str, cursor: &str) -> Result<Position, ApiError> {
     let payload = secrets.open_token(PURPOSE, cursor).ok_or_else(invalid_cursor)?;
-    let bound =
-        payload["o"] == tenant.org.as_str() && payload["w"] == tenant.workspace.as_str() && payload["q"] == fingerprint;
+    let field = |name: &str| payload.get(name).and_then(Value::as_str);
+    let bound = field("o") == Some(tenant.org.as_str())
+        && field("w") == Some(tenant.workspace.as_str())
+        && field("q") == Some(fingerprint);
     if !bound {
         return Err(invalid_cursor());
     }

@@ -28,10 +28,7 @@ fn not_found() -> ApiError {
 }
 
 pub async fn load(ctx: &Ctx<'_>, id: &str) -> Result<StoredWebhook, ApiError> {
-    if !is_id(Kind::Webhook, id) {
-        return Err(not_found());
-    }
-    ctx.store.get_webhook(ctx.tenant, id).await?.ok_or_else(not_found)
+    super::fetch(Kind::Webhook, "Webhook", id, async || ctx.store.get_webhook(ctx.tenant, id).await).await
 }
 
 /// A new signing secret: `whsec_` and 32 random bytes, base64url.

@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use inbox::config::{Config, Mode};
-use inbox::{App, jobs, telemetry};
+use inbox::{App, telemetry, worker};
 use lambda_runtime::{LambdaEvent, service_fn};
 
 #[tokio::main]
@@ -30,7 +30,7 @@ async fn main() -> ExitCode {
         }
     };
     let handler = service_fn(move |event: LambdaEvent<aws_lambda_events::event::dynamodb::Event>| async move {
-        Ok::<_, std::convert::Infallible>(jobs::stream::handle(&app.runner, event.payload).await)
+        Ok::<_, std::convert::Infallible>(worker::stream::handle(&app.runner, event.payload).await)
     });
     match lambda_runtime::run(handler).await {
         Ok(()) => ExitCode::SUCCESS,

@@ -153,15 +153,15 @@ pub fn due_date(factor: u16, received: Date) -> Result<Option<Date>, BoletoError
 }
 
 /// Validates a bank slip's 44-digit barcode.
-fn bank_barcode(barcode: &[u8], line: String, received: Date) -> Result<Slip, BoletoError> {
+fn bank_barcode(barcode: &[u8; 44], line: String, received: Date) -> Result<Slip, BoletoError> {
     if barcode[3] != 9 {
         return Err(BoletoError::Currency(barcode[3]));
     }
     let without: Vec<u8> = barcode[..4].iter().chain(&barcode[5..]).copied().collect();
     check(Digit::General, mod11_bank(&without), barcode[4])?;
-    let number = |r: std::ops::Range<usize>| barcode[r].iter().fold(0u64, |acc, d| acc * 10 + u64::from(*d));
-    let factor = number(5..9) as u16;
-    let amount = number(9..19);
+    let number = |digits: &[u8]| digits.iter().fold(0u64, |acc, d| acc * 10 + u64::from(*d));
+    let factor = number(&barcode[5..9]) as u16;
+    let amount = number(&barcode[9..19]);
     if amount == 0 {
         return Err(BoletoError::ZeroAmount);
     }
@@ -177,7 +177,7 @@ fn bank_barcode(barcode: &[u8], line: String, received: Date) -> Result<Slip, Bo
 }
 
 /// The digitable line of a bank barcode.
-fn bank_line(b: &[u8]) -> String {
+fn bank_line(b: &[u8; 44]) -> String {
     let f1: Vec<u8> = b[..4].iter().chain(&b[19..24]).copied().collect();
     let f2 = &b[24..34];
     let f3 = &b[34..44];
@@ -193,7 +193,7 @@ fn bank_line(b: &[u8]) -> String {
 }
 
 /// Validates a 47-digit bank slip line.
-fn bank_digitable(line: &[u8], received: Date) -> Result<Slip, BoletoError> {
+fn bank_digitable(line: &[u8; 47], received: Date) -> Result<Slip, BoletoError> {
     check(Digit::Field(1), mod10(&line[0..9]), line[9])?;
     check(Digit::Field(2), mod10(&line[10..20]), line[20])?;
     check(Digit::Field(3), mod10(&line[21..31]), line[31])?;
@@ -206,6 +206,7 @@ fn bank_digitable(line: &[u8], received: Date) -> Result<Slip, BoletoError> {
         .chain(&line[21..31])
         .copied()
         .collect();
+    let barcode: [u8; 44] = barcode.try_into().map_err(|_| BoletoError::NotFound)?;
     bank_barcode(&barcode, line.iter().map(|d| char::from(b'0' + d)).collect(), received)
 }
 
@@ -217,7 +218,7 @@ fn utility_modulus(value_type: u8) -> Result<fn(&[u8]) -> u8, BoletoError> {
     }
 }
 
-fn utility_barcode(barcode: &[u8], line: String) -> Result<Slip, BoletoError> {
+fn utility_barcode(barcode: &[u8; 44], line: String) -> Result<Slip, BoletoError> {
     let modulus = utility_modulus(barcode[2])?;
     let without: Vec<u8> = barcode[..3].iter().chain(&barcode[4..]).copied().collect();
     check(Digit::General, modulus(&without), barcode[3])?;
@@ -255,15 +256,18 @@ fn utility_barcode(barcode: &[u8], line: String) -> Result<Slip, BoletoError> {
     })
 }
 
-fn utility_digitable(line: &[u8]) -> Result<Slip, BoletoError> {
+fn utility_digitable(line: &[u8; 48]) -> Result<Slip, BoletoError> {
     if line[0] != 8 {
         return Err(BoletoError::Malformed("a 48-digit line must start with 8 (utility or tax slip)"));
     }
     let modulus = utility_modulus(line[2])?;
-    for (i, block) in line.chunks(12).enumerate() {
-        check(Digit::Block(i as u8 + 1), modulus(&block[..11]), block[11])?;
+    for (i, block) in line.chunks_exact(12).enumerate() {
+        if let Some((dv, digits)) = block.split_last() {
+            check(Digit::Block(i as u8 + 1), modulus(digits), *dv)?;
+        }
     }
-    let barcode: Vec<u8> = line.chunks(12).flat_map(|b| b[..11].to_vec()).collect();
+    let barcode: Vec<u8> = line.chunks(12).flat_map(|b| b.iter().take(11).copied()).collect();
+    let barcode: [u8; 44] = barcode.try_into().map_err(|_| BoletoError::NotFound)?;
     utility_barcode(&barcode, line.iter().map(|d| char::from(b'0' + d)).collect())
 }
 
@@ -273,12 +277,16 @@ pub fn parse(candidate: &str, received: Date) -> Result<Slip, BoletoError> {
         return Err(BoletoError::NotFound);
     }
     let d = digits(candidate);
-    match d.len() {
-        47 => bank_digitable(&d, received),
-        48 => utility_digitable(&d),
-        44 if d[0] == 8 => utility_barcode(&d, String::new()),
-        44 => bank_barcode(&d, String::new(), received),
-        _ => Err(BoletoError::NotFound),
+    if let Ok(line) = <[u8; 47]>::try_from(d.as_slice()) {
+        return bank_digitable(&line, received);
+    }
+    if let Ok(line) = <[u8; 48]>::try_from(d.as_slice()) {
+        return utility_digitable(&line);
+    }
+    match <[u8; 44]>::try_from(d.as_slice()) {
+        Ok(barcode) if barcode[0] == 8 => utility_barcode(&barcode, String::new()),
+        Ok(barcode) => bank_barcode(&barcode, String::new(), received),
+        Err(_) => Err(BoletoError::NotFound),
     }
 }
 
@@ -295,15 +303,17 @@ pub fn candidates(text: &str) -> Vec<String> {
     let mut groups: Vec<&str> = Vec::new();
     let bytes = text.as_bytes();
     let mut i = 0;
+    let digit_at = |i: usize| bytes.get(i).is_some_and(u8::is_ascii_digit);
     while i < bytes.len() {
-        if bytes[i].is_ascii_digit() {
+        if digit_at(i) {
             let start = i;
-            while i < bytes.len() && bytes[i].is_ascii_digit() {
+            while digit_at(i) {
                 i += 1;
             }
-            groups.push(&text[start..i]);
+            // Digits are ASCII, so these are character boundaries.
+            groups.extend(text.get(start..i));
             // One separator keeps the run going; anything else ends it.
-            let joined = i + 1 < bytes.len() && matches!(bytes[i], b' ' | b'.' | b'-') && bytes[i + 1].is_ascii_digit();
+            let joined = matches!(bytes.get(i), Some(b' ' | b'.' | b'-')) && digit_at(i + 1);
             if joined {
                 i += 1;
             } else {
@@ -317,7 +327,7 @@ pub fn candidates(text: &str) -> Vec<String> {
     for run in runs {
         for start in 0..run.len() {
             let mut joined = String::new();
-            for group in &run[start..] {
+            for group in run.iter().skip(start) {
                 joined.push_str(group);
                 if matches!(joined.len(), 44 | 47 | 48) && !found.contains(&joined) {
                     found.push(joined.clone());
@@ -374,7 +384,7 @@ mod tests {
         let b = digits(&body);
         let dv = mod11_bank(&b);
         let barcode = format!("{bank}9{dv}{factor:04}{cents:010}{free}");
-        let line = bank_line(&digits(&barcode));
+        let line = bank_line(&digits(&barcode).try_into().unwrap());
         (barcode, line)
     }
 

@@ -78,7 +78,8 @@ const ALPHABET: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmn
 /// characters (about 131 random bits). The bytes come from the caller
 /// (`crate::sys::new_id` reads the system RNG), so this stays pure.
 pub fn id_from(kind: Kind, random: &[u8; 22]) -> String {
-    let tail: String = random.iter().map(|b| char::from(ALPHABET[usize::from(*b) % ALPHABET.len()])).collect();
+    let tail: String =
+        random.iter().filter_map(|b| ALPHABET.get(usize::from(*b) % ALPHABET.len())).map(|c| char::from(*c)).collect();
     format!("{}_{tail}", kind.prefix())
 }
 

@@ -16,16 +16,6 @@ pub enum Scope {
 }
 
 impl Scope {
-    pub const ALL: [Scope; 7] = [
-        Scope::InboxesRead,
-        Scope::InboxesWrite,
-        Scope::EmailsRead,
-        Scope::EmailsWrite,
-        Scope::WebhooksRead,
-        Scope::WebhooksWrite,
-        Scope::EmailsIngest,
-    ];
-
     /// The scopes a person's client asks for (everything but ingestion).
     pub const USER: [Scope; 6] = [
         Scope::InboxesRead,
@@ -35,6 +25,12 @@ impl Scope {
         Scope::WebhooksRead,
         Scope::WebhooksWrite,
     ];
+
+    /// Every scope: a person's, and the mail pipeline's.
+    pub const ALL: [Scope; 7] = {
+        let [a, b, c, d, e, f] = Self::USER;
+        [a, b, c, d, e, f, Scope::EmailsIngest]
+    };
 
     pub fn as_str(self) -> &'static str {
         match self {

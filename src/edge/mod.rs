@@ -86,17 +86,17 @@ async fn route(edge: &Edge, req: Request) -> Response<Body> {
     if let Some(origin) = req.headers().get(http::header::ORIGIN) {
         let allowed = origin.to_str().is_ok_and(|o| edge.allowed_origins.iter().any(|a| a == o));
         if !allowed {
-            return refusal(403, "origin_not_allowed", "The Origin of this request is not allowed", is_mcp);
+            return gate_refusal(403, "origin_not_allowed", "The Origin of this request is not allowed", is_mcp);
         }
     }
     if !host_allowed(edge, &req) {
-        return refusal(403, "host_not_allowed", "The Host of this request does not name this server", is_mcp);
+        return gate_refusal(403, "host_not_allowed", "The Host of this request does not name this server", is_mcp);
     }
 
     match path.as_str() {
         "/mcp" => {
             if req.method() != http::Method::POST {
-                let mut response = refusal(405, "method_not_allowed", "The MCP endpoint accepts POST only", true);
+                let mut response = gate_refusal(405, "method_not_allowed", "The MCP endpoint accepts POST only", true);
                 response.headers_mut().insert(http::header::ALLOW, HeaderValue::from_static("POST"));
                 return response;
             }
@@ -142,7 +142,7 @@ async fn route(edge: &Edge, req: Request) -> Response<Body> {
             append_headers(&mut response, reply.headers);
             response
         }
-        _ => refusal(404, "not_found", "No such route", false),
+        _ => gate_refusal(404, "not_found", "No such route", false),
     }
 }
 
@@ -180,7 +180,7 @@ pub(crate) fn json_response(status: u16, value: &Value) -> Response<Body> {
 }
 
 /// A refusal by the HTTP gate, in the error shape of the route it was aimed at.
-fn refusal(status: u16, code: &str, message: &str, mcp: bool) -> Response<Body> {
+fn gate_refusal(status: u16, code: &str, message: &str, mcp: bool) -> Response<Body> {
     let mut response = json_response(status, &json!({"error": {"code": code, "message": message}}));
     if mcp {
         response.headers_mut().insert(mcp_version_header(), HeaderValue::from_static(ProtocolVersion::NEWEST.as_str()));

@@ -107,7 +107,7 @@ async fn candidates(ctx: &Ctx<'_>, path: &str, prefix: &str) -> Vec<String> {
             Ok(response) if response.is_success() => response,
             _ => break,
         };
-        for record in response.body["data"].as_array().into_iter().flatten() {
+        for record in response.body.get("data").and_then(Value::as_array).into_iter().flatten() {
             let matches = ["id", "slug", "name"]
                 .iter()
                 .filter_map(|k| record.get(*k).and_then(Value::as_str))
@@ -116,7 +116,7 @@ async fn candidates(ctx: &Ctx<'_>, path: &str, prefix: &str) -> Vec<String> {
                 found.push(id.to_owned());
             }
         }
-        match response.body["meta"]["next_cursor"].as_str() {
+        match response.body.pointer("/meta/next_cursor").and_then(Value::as_str) {
             Some(next) => cursor = Some(next.to_owned()),
             None => break,
         }

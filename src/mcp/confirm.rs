@@ -67,21 +67,22 @@ pub async fn decide(
         None => None,
         Some(Value::String(token)) => {
             let payload = secrets.open_token(PURPOSE, token).ok_or_else(|| invalid_state("not authentic"))?;
-            let bound = payload["iss"] == principal.iss.as_str()
-                && payload["sub"] == principal.sub.as_str()
-                && payload["org"] == principal.org.as_str()
-                && payload["ws"] == workspace
-                && payload["m"] == "tools/call"
-                && payload["tool"] == name
-                && payload["args"] == digest.as_str();
+            let field = |key: &str| payload.get(key).and_then(Value::as_str);
+            let bound = field("iss") == Some(principal.iss.as_str())
+                && field("sub") == Some(principal.sub.as_str())
+                && field("org") == Some(principal.org.as_str())
+                && field("ws") == Some(workspace)
+                && field("m") == Some("tools/call")
+                && field("tool") == Some(name)
+                && field("args") == Some(digest.as_str());
             if !bound {
                 return Err(invalid_state("bound to another call"));
             }
-            let exp = payload["exp"].as_u64().unwrap_or(0);
+            let exp = payload.get("exp").and_then(Value::as_u64).unwrap_or(0);
             if exp < unix_now() {
                 return Err(invalid_state("expired"));
             }
-            let nonce = payload["nonce"].as_str().unwrap_or("").to_owned();
+            let nonce = field("nonce").unwrap_or("").to_owned();
             Some((nonce, exp))
         }
         Some(_) => return Err(invalid_state("not a string")),

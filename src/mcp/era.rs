@@ -52,6 +52,16 @@ impl ProtocolVersion {
         }
     }
 
+    /// This version's entry of a per-version table (in `SUPPORTED` order).
+    pub fn pick<T>(self, table: &[T; 3]) -> &T {
+        let [newest, middle, oldest] = table;
+        match self {
+            Self::V2026_07_28 => newest,
+            Self::V2025_06_18 => middle,
+            Self::V2025_03_26 => oldest,
+        }
+    }
+
     pub fn supported_strings() -> Vec<&'static str> {
         Self::SUPPORTED.iter().map(|v| v.as_str()).collect()
     }

@@ -65,9 +65,9 @@ pub async fn dispatch(call: &Call<'_>) -> Result<(Outcome, ProtocolVersion), Rpc
         "tools/list" => {
             no_cursor(params)?;
             let role = call.tenant.map_or(crate::domain::Role::Viewer, |t| t.role);
-            complete(json!({"tools": server.catalogue.list(version, call.principal, role)}))
+            complete(json!({"tools": server.tools.list(version, call.principal, role)}))
         }
-        "tools/call" => server.catalogue.call(call).await.map(|outcome| (outcome, version)),
+        "tools/call" => server.tools.call(call).await.map(|outcome| (outcome, version)),
         "resources/list" => {
             no_cursor(params)?;
             complete(json!({"resources": server.resources.list(version, call.principal)}))

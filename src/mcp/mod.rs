@@ -163,7 +163,7 @@ pub struct Request {
 pub struct McpServer {
     server_info_meta: Value,
     pub(crate) discover: Value,
-    pub(crate) catalogue: catalogue::Catalogue,
+    pub(crate) tools: tools::Tools,
     pub(crate) resources: resources::Resources,
     pub(crate) prompts: prompts::Prompts,
     /// Seals and opens confirmation `requestState`.
@@ -183,7 +183,7 @@ impl McpServer {
         Self {
             server_info_meta: json!({"io.modelcontextprotocol/serverInfo": server_info(ProtocolVersion::V2026_07_28)}),
             discover,
-            catalogue: catalogue::Catalogue::new(),
+            tools: tools::Tools::new(),
             resources: resources::Resources::new(),
             prompts: prompts::Prompts::new(),
             secrets,

@@ -172,8 +172,12 @@ impl Prompts {
 
     /// The prompts whose tools this caller may use.
     pub fn list(&self, version: ProtocolVersion, principal: &Principal) -> Vec<Value> {
-        let index = version.index();
-        PROMPTS.iter().zip(&self.listed[index]).filter(|(p, _)| may_use(p, principal)).map(|(_, v)| v.clone()).collect()
+        PROMPTS
+            .iter()
+            .zip(version.pick(&self.listed))
+            .filter(|(p, _)| may_use(p, principal))
+            .map(|(_, v)| v.clone())
+            .collect()
     }
 
     pub fn find(name: &str) -> Option<&'static Prompt> {
@@ -224,7 +228,7 @@ impl Prompts {
         }
         let missing: Vec<Scope> = prompt.scopes.iter().copied().filter(|s| !call.principal.has(*s)).collect();
         if !missing.is_empty() {
-            return Err(super::catalogue::scope_refusal(call, &missing));
+            return Err(super::tools::step_up(call, &missing));
         }
         let (argument, collection) = prompt.subject;
         let id = args.get(argument).and_then(Value::as_str).unwrap_or("");
@@ -256,12 +260,15 @@ fn valid(kind: ArgumentKind, text: &str) -> bool {
 
 /// `YYYY-MM-DD` naming a real calendar day.
 pub fn is_date(text: &str) -> bool {
-    let b = text.as_bytes();
-    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+    let mut parts = text.split('-');
+    let (Some(y), Some(m), Some(d), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+        return false;
+    };
+    if (y.len(), m.len(), d.len()) != (4, 2, 2) || !text.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
         return false;
     }
     let num = |s: &str| s.parse::<u32>().ok();
-    let (Some(y), Some(m), Some(d)) = (num(&text[0..4]), num(&text[5..7]), num(&text[8..10])) else {
+    let (Some(y), Some(m), Some(d)) = (num(y), num(m), num(d)) else {
         return false;
     };
     if !text[0..4].bytes().chain(text[5..7].bytes()).chain(text[8..10].bytes()).all(|c| c.is_ascii_digit()) {

@@ -97,7 +97,7 @@ const WORKSPACE_SCOPES: [Scope; 2] = [Scope::InboxesRead, Scope::EmailsRead];
 pub struct Resources {
     listed: [Vec<Value>; 3],
     workspace: [Value; 3],
-    templates: [Vec<(usize, Value)>; 3],
+    templates: [Vec<(&'static Template, Value)>; 3],
 }
 
 impl Default for Resources {
@@ -127,15 +127,14 @@ impl Resources {
         let templates = ProtocolVersion::SUPPORTED.map(|v| {
             TEMPLATES
                 .iter()
-                .enumerate()
-                .map(|(i, t)| {
+                .map(|t| {
                     let mut entry = Map::new();
                     entry.insert("uriTemplate".into(), Value::from(t.uri_template));
                     entry.insert("name".into(), Value::from(t.name));
                     titled(&mut entry, v, t.title);
                     entry.insert("description".into(), Value::from(t.description));
                     entry.insert("mimeType".into(), Value::from("application/json"));
-                    (i, Value::Object(entry))
+                    (t, Value::Object(entry))
                 })
                 .collect()
         });
@@ -146,17 +145,18 @@ impl Resources {
     pub fn list(&self, version: ProtocolVersion, principal: &Principal) -> Vec<Value> {
         let mut list = Vec::with_capacity(DOCUMENTS.len() + 1);
         if WORKSPACE_SCOPES.iter().all(|s| principal.has(*s)) {
-            list.push(self.workspace[version.index()].clone());
+            list.push(version.pick(&self.workspace).clone());
         }
-        list.extend(self.listed[version.index()].iter().cloned());
+        list.extend(version.pick(&self.listed).iter().cloned());
         list
     }
 
     /// The templates this caller may read.
     pub fn templates(&self, version: ProtocolVersion, principal: &Principal) -> Vec<Value> {
-        self.templates[version.index()]
+        version
+            .pick(&self.templates)
             .iter()
-            .filter(|(i, _)| TEMPLATES[*i].scopes.iter().any(|s| principal.has(*s)))
+            .filter(|(t, _)| t.scopes.iter().any(|s| principal.has(*s)))
             .map(|(_, v)| v.clone())
             .collect()
     }
@@ -193,13 +193,13 @@ impl Resources {
         };
         if !readable {
             let missing: Vec<Scope> = scopes.iter().copied().filter(|s| !call.principal.has(*s)).collect();
-            return Err(super::catalogue::scope_refusal(call, &missing));
+            return Err(super::tools::step_up(call, &missing));
         }
         let Some(tenant) = call.tenant else { return Err(not_found(call.era, uri)) };
         let ctx = call.api.ctx(call.principal, tenant);
         let response = match api::call(&ctx, &ApiRequest { method: "GET", path: &path, query: None, body: &[] }).await {
             Ok(response) if response.is_success() => response,
-            Err(ApiError::InsufficientScope { scopes }) => return Err(super::catalogue::scope_refusal(call, &scopes)),
+            Err(ApiError::InsufficientScope { scopes }) => return Err(super::tools::step_up(call, &scopes)),
             // Missing and unreadable look the same.
             Ok(_) | Err(_) => return Err(not_found(call.era, uri)),
         };

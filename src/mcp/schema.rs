@@ -97,7 +97,7 @@ fn check(name: &str, rule: &Value, value: &Value) -> Result<(), Invalid> {
             }
             if rule.get("uniqueItems") == Some(&Value::Bool(true)) {
                 for (i, item) in items.iter().enumerate() {
-                    if items[..i].contains(item) {
+                    if items.iter().take(i).any(|earlier| earlier == item) {
                         return Err(invalid(name, "must not repeat items"));
                     }
                 }

@@ -35,7 +35,7 @@ struct Record {
 
 /// What a key says about a request.
 #[derive(Debug, PartialEq)]
-pub enum Claim {
+pub enum KeyState {
     /// First use: run the operation, then `finish`.
     Fresh,
     /// Seen with the same request: answer this.
@@ -47,13 +47,13 @@ pub enum Claim {
 }
 
 impl Store {
-    pub async fn claim_idempotency_key(
+    pub async fn begin_idempotent(
         &self,
         t: &Tenant,
         sub: &str,
         key: &str,
         fingerprint: &str,
-    ) -> Result<Claim, StoreError> {
+    ) -> Result<KeyState, StoreError> {
         let now = unix_now();
         let pk = keys::ws(&t.org, &t.workspace);
         let sk = keys::idempotency(sub, key);
@@ -70,14 +70,14 @@ impl Store {
             .send()
             .await;
         match put {
-            Ok(_) => Ok(Claim::Fresh),
+            Ok(_) => Ok(KeyState::Fresh),
             Err(e) => match StoreError::from(e) {
                 StoreError::Conflict => {
-                    let Some(existing) = self.get::<Record>(pk, sk).await? else { return Ok(Claim::InProgress) };
+                    let Some(existing) = self.get::<Record>(pk, sk).await? else { return Ok(KeyState::InProgress) };
                     Ok(match existing.response {
-                        _ if existing.fingerprint != fingerprint => Claim::Mismatch,
-                        Some(response) => Claim::Replay(response),
-                        None => Claim::InProgress,
+                        _ if existing.fingerprint != fingerprint => KeyState::Mismatch,
+                        Some(response) => KeyState::Replay(response),
+                        None => KeyState::InProgress,
                     })
                 }
                 other => Err(other),
@@ -85,7 +85,7 @@ impl Store {
         }
     }
 
-    pub async fn finish_idempotency_key(
+    pub async fn finish_idempotent(
         &self,
         t: &Tenant,
         sub: &str,
@@ -104,7 +104,7 @@ impl Store {
     }
 
     /// Forgets a key whose operation failed for a reason worth retrying.
-    pub async fn release_idempotency_key(&self, t: &Tenant, sub: &str, key: &str) -> Result<(), StoreError> {
+    pub async fn forget_idempotent(&self, t: &Tenant, sub: &str, key: &str) -> Result<(), StoreError> {
         self.client()
             .delete_item()
             .table_name(self.table())

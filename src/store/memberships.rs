@@ -2,6 +2,7 @@
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
+use super::items::Item;
 use super::keys::{self, PK, SK};
 use super::{Store, StoreError, get_s, s};
 use crate::domain::{OrgId, Role, Tenant, WorkspaceId};
@@ -27,26 +28,30 @@ impl Store {
 
     /// Every workspace the caller belongs to, with the role (one query).
     pub async fn memberships(&self, org: &OrgId, sub: &str) -> Result<Vec<(WorkspaceId, Role)>, StoreError> {
+        let items = self.subject_items(org, sub, keys::WORKSPACE_PREFIX).await?;
+        Ok(items
+            .iter()
+            .filter_map(|item| {
+                let ws = get_s(item, "workspace_id").ok().and_then(WorkspaceId::parse)?;
+                Some((ws, get_s(item, "role").ok().and_then(Role::parse)?))
+            })
+            .collect())
+    }
+
+    /// The items of a subject's partition whose sort key starts with `prefix`.
+    async fn subject_items(&self, org: &OrgId, sub: &str, prefix: &str) -> Result<Vec<Item>, StoreError> {
         let out = self
             .client()
             .query()
             .table_name(self.table())
-            .key_condition_expression("#pk = :pk AND begins_with(#sk, :ws)")
+            .key_condition_expression("#pk = :pk AND begins_with(#sk, :prefix)")
             .expression_attribute_names("#pk", PK)
             .expression_attribute_names("#sk", SK)
             .expression_attribute_values(":pk", s(keys::member_pk(org, sub)))
-            .expression_attribute_values(":ws", s(keys::WORKSPACE_PREFIX))
+            .expression_attribute_values(":prefix", s(prefix))
             .send()
             .await?;
-        let mut found = Vec::new();
-        for item in out.items.unwrap_or_default() {
-            let ws = get_s(&item, "workspace_id").ok().and_then(WorkspaceId::parse);
-            let role = get_s(&item, "role").ok().and_then(Role::parse);
-            if let (Some(ws), Some(role)) = (ws, role) {
-                found.push((ws, role));
-            }
-        }
-        Ok(found)
+        Ok(out.items.unwrap_or_default())
     }
 
     /// The ids of every workspace of an organization (one read).
@@ -105,23 +110,9 @@ impl Store {
 
     /// Every workspace `sub` may ingest into (one query).
     pub async fn ingestion_workspaces(&self, org: &OrgId, sub: &str) -> Result<Vec<WorkspaceId>, StoreError> {
-        let out = self
-            .client()
-            .query()
-            .table_name(self.table())
-            .key_condition_expression("#pk = :pk AND begins_with(#sk, :prefix)")
-            .expression_attribute_names("#pk", PK)
-            .expression_attribute_names("#sk", SK)
-            .expression_attribute_values(":pk", s(keys::member_pk(org, sub)))
-            .expression_attribute_values(":prefix", s(keys::INGEST_PREFIX))
-            .send()
-            .await?;
-        let mut found: Vec<WorkspaceId> = out
-            .items
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|item| get_s(item, "workspace_id").ok().and_then(WorkspaceId::parse))
-            .collect();
+        let items = self.subject_items(org, sub, keys::INGEST_PREFIX).await?;
+        let mut found: Vec<WorkspaceId> =
+            items.iter().filter_map(|item| get_s(item, "workspace_id").ok().and_then(WorkspaceId::parse)).collect();
         found.sort();
         Ok(found)
     }

@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::config::{Credentials, Region};
-use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::types::AttributeValue;
 
 tokio::task_local! {
@@ -56,8 +56,10 @@ pub enum StoreError {
     Conflict,
     #[error("throttled by DynamoDB")]
     Throttled,
-    #[error("DynamoDB unavailable: {0}")]
-    Unavailable(String),
+    /// DynamoDB could not be reached or failed; the SDK's error is kept as
+    /// the source, and the message shows its whole chain for the logs.
+    #[error("DynamoDB unavailable: {}", DisplayErrorContext(.0.as_ref()))]
+    Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
     #[error("stored item is malformed: {0}")]
     Corrupt(String),
     /// A list was asked to start from a position outside it (a client's cursor).
@@ -65,15 +67,18 @@ pub enum StoreError {
     InvalidPosition,
 }
 
-impl<E: ProvideErrorMetadata + std::fmt::Debug, R: std::fmt::Debug> From<SdkError<E, R>> for StoreError {
+impl<E, R> From<SdkError<E, R>> for StoreError
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug + Send + Sync + 'static,
+{
     fn from(error: SdkError<E, R>) -> Self {
         match error.as_service_error().and_then(|e| e.code()) {
             Some("ConditionalCheckFailedException" | "TransactionCanceledException") => StoreError::Conflict,
             Some("ProvisionedThroughputExceededException" | "ThrottlingException" | "RequestLimitExceeded") => {
                 StoreError::Throttled
             }
-            Some("ResourceNotFoundException") => StoreError::Unavailable("table not found".into()),
-            _ => StoreError::Unavailable(format!("{error:?}").chars().take(500).collect()),
+            _ => StoreError::Unavailable(Box::new(error)),
         }
     }
 }

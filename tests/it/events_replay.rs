@@ -1,7 +1,7 @@
 //! Replays every recorded API Gateway event in `events/` (HTTP API payload
 //! 2.0, and REST API payload 1.0) through the exact Lambda path
 //! (`lambda_http`'s event conversion and response adapter around
-//! `http::handle`) and compares the API Gateway response with the expected
+//! `edge::handle`) and compares the API Gateway response with the expected
 //! file beside it.
 //!
 //! Each event runs against its own freshly seeded table, so a write in one

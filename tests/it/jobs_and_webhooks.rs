@@ -19,8 +19,8 @@ use common::{Harness, Req, Resp, envelope_with};
 use http_body_util::BodyExt as _;
 use inbox::domain::records::JobStatus;
 use inbox::domain::{OrgId, Role, Tenant, WorkspaceId};
-use inbox::jobs::Ran;
 use inbox::outbound::{Lookup, Outbound};
+use inbox::worker::Ran;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
@@ -60,7 +60,7 @@ fn ws_main() -> Tenant {
 /// Runs a job the way the worker does.
 async fn run_job(h: &Harness, id: &str) -> Ran {
     let app = h.app().await;
-    Box::pin(inbox::jobs::run(&app.runner, &ws_main(), id))
+    Box::pin(inbox::worker::run(&app.runner, &ws_main(), id))
         .await
         .unwrap_or_else(|e| panic!("job {id} not recorded: {e}"))
 }
@@ -506,7 +506,7 @@ async fn the_local_poller_finishes_a_queued_job_on_its_own() {
     let job_id = reprocess(&h, "eml_energy_nov").await;
 
     let poller =
-        tokio::spawn(inbox::jobs::poll(std::sync::Arc::clone(&h.app().await.runner), Duration::from_millis(50)));
+        tokio::spawn(inbox::worker::poll(std::sync::Arc::clone(&h.app().await.runner), Duration::from_millis(50)));
     let job = wait_final(&h, &job_id).await;
     poller.abort();
 
@@ -660,7 +660,7 @@ fn stream_event(records: Vec<Value>) -> aws_lambda_events::event::dynamodb::Even
 /// Hands a batch to the worker's stream handler; the sequence numbers it asks to get again.
 async fn handle_stream(h: &Harness, records: Vec<Value>) -> Vec<String> {
     let app = h.app().await;
-    let response = Box::pin(inbox::jobs::stream::handle(&app.runner, stream_event(records))).await;
+    let response = Box::pin(inbox::worker::stream::handle(&app.runner, stream_event(records))).await;
     response.batch_item_failures.into_iter().map(|f| f.item_identifier.unwrap_or_default()).collect()
 }
 
@@ -1294,7 +1294,7 @@ async fn two_runners_claiming_one_job_at_the_same_moment_run_it_once() {
         let runners: Vec<_> = (0..4)
             .map(|_| {
                 let (app, id) = (Arc::clone(&app), job_id.clone());
-                tokio::spawn(async move { Box::pin(inbox::jobs::run(&app.runner, &ws_main(), &id)).await })
+                tokio::spawn(async move { Box::pin(inbox::worker::run(&app.runner, &ws_main(), &id)).await })
             })
             .collect();
         let mut finished = 0;

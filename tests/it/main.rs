@@ -1,6 +1,9 @@
 //! The behaviour tests, one binary: each module exercises one surface through
-//! the real handler (`http::handle`, or the local port) against the local
+//! the real handler (`edge::handle`, or the local port) against the local
 //! database that `make test` starts. `common` is the harness they share.
+
+// A panic in a test is a failed test: the harness may unwrap and index.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, reason = "test code")]
 
 mod common;
 

@@ -13,7 +13,7 @@ use crate::common;
 // 4. confirmation of destructive tools (multi-round-trip elicitation);
 // 5. resources, 6. prompts and 7. completions.
 //
-// Every request goes through `http::handle` with the harness's admin token
+// Every request goes through `edge::handle` with the harness's admin token
 // on `ws_main` unless a test says otherwise; every MCP response is checked
 // for a server-to-client JSON-RPC request (line 126).
 

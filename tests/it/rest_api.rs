@@ -1,4 +1,4 @@
-//! The REST API `/api/v1` end to end through `http::handle`, against the
+//! The REST API `/api/v1` end to end through `edge::handle`, against the
 //! local database and the demo data (product.md §2 and §3): every route's
 //! success, its documented errors, scopes and roles, tenant isolation,
 //! racing upserts, pagination, `Idempotency-Key` and REST authentication.
