@@ -6,7 +6,7 @@ use serde_json::json;
 use super::error::ApiError;
 use super::input::{self, invalid_parameter};
 use super::page::page_request;
-use super::upsert::{self, Claimed, Upserted};
+use super::upsert::{self, Reserved, Upserted};
 use super::{ApiResponse, Ctx};
 use crate::domain::ids::Kind;
 use crate::domain::records::{Inbox, InboxStatus, SenderPolicy};
@@ -55,7 +55,7 @@ struct UpsertBody {
     sender_policy: Option<SenderPolicy>,
 }
 
-/// An inbox upsert: the slug is the claimed key.
+/// An inbox upsert: the slug is the reserved key.
 struct BySlug<'a> {
     ctx: &'a Ctx<'a>,
     slug: String,
@@ -63,13 +63,13 @@ struct BySlug<'a> {
     body: UpsertBody,
 }
 
-impl Claimed for BySlug<'_> {
+impl Reserved for BySlug<'_> {
     type Record = Inbox;
 
     async fn owner(&self) -> Result<Option<String>, StoreError> {
         self.ctx.store.slug_owner(self.ctx.tenant, &self.slug).await
     }
-    async fn claim(&self, id: &str) -> Result<bool, StoreError> {
+    async fn reserve(&self, id: &str) -> Result<bool, StoreError> {
         self.ctx.store.reserve_slug(self.ctx.tenant, &self.slug, id).await
     }
     async fn release(&self, id: &str) -> Result<(), StoreError> {

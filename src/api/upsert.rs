@@ -1,14 +1,14 @@
 //! Upsert by a unique natural key (an inbox's slug, a webhook's URL), safe
 //! under races without transactions.
 //!
-//! The key is a claim item naming the record's id, taken with a conditional
+//! The key is a reservation item naming the record's id, taken with a conditional
 //! put. Then:
-//! - no claim: claim it for a new id, write the record → created;
-//! - a claim whose record is live: update the record (last writer wins) → updated;
-//! - a claim whose record does not exist yet (its creator is between the two
+//! - no reservation: reserve the key for a new id, write the record → created;
+//! - a reservation whose record is live: update the record (last writer wins) → updated;
+//! - a reservation whose record does not exist yet (its creator is between the two
 //!   writes, or died there): write the record under the claimed id; of the
 //!   writers only one succeeds (conditional put), the others update;
-//! - a claim whose record was deleted (a stale claim): release it and start over.
+//! - a reservation whose record was deleted (a stale reservation): release it and start over.
 //!
 //! Exactly one request creates; every other one updates that record.
 
@@ -24,12 +24,12 @@ pub(crate) enum Upserted<T> {
     Updated(T),
 }
 
-pub(crate) trait Claimed {
+pub(crate) trait Reserved {
     type Record;
-    /// The id the claim names, if it exists.
+    /// The id the reservation names, if it exists.
     async fn owner(&self) -> Result<Option<String>, StoreError>;
-    /// Takes the claim for `id`; false when it exists.
-    async fn claim(&self, id: &str) -> Result<bool, StoreError>;
+    /// Reserves the key for `id`; false when it is taken.
+    async fn reserve(&self, id: &str) -> Result<bool, StoreError>;
     async fn release(&self, id: &str) -> Result<(), StoreError>;
     /// The record, deleted or not.
     async fn find(&self, id: &str) -> Result<Option<Self::Record>, StoreError>;
@@ -43,11 +43,11 @@ pub(crate) trait Claimed {
     fn new_id(&self) -> String;
 }
 
-pub(crate) async fn upsert<C: Claimed>(c: &C) -> Result<Upserted<C::Record>, ApiError> {
+pub(crate) async fn upsert<C: Reserved>(c: &C) -> Result<Upserted<C::Record>, ApiError> {
     for _ in 0..ROUNDS {
         let Some(id) = c.owner().await? else {
             let id = c.new_id();
-            if c.claim(&id).await? {
+            if c.reserve(&id).await? {
                 let record = c.fresh(&id)?;
                 if c.insert(&record).await? {
                     return Ok(Upserted::Created(record));

@@ -13,7 +13,7 @@ use super::error::ApiError;
 use super::input;
 use super::jobs::{accepted, new_job};
 use super::page::page_request;
-use super::upsert::{self, Claimed, Upserted};
+use super::upsert::{self, Reserved, Upserted};
 use super::{ApiResponse, Ctx};
 use crate::domain::ids::{Kind, is_id};
 use crate::domain::records::{EventType, JobKind, Webhook, WebhookStatus};
@@ -140,7 +140,7 @@ fn parse_events(names: &[String]) -> Result<Vec<EventType>, ApiError> {
     Ok(events)
 }
 
-/// A webhook upsert: the normalised URL is the claimed key.
+/// A webhook upsert: the normalised URL is the reserved key.
 struct ByUrl<'a> {
     ctx: &'a Ctx<'a>,
     url: url::Url,
@@ -149,13 +149,13 @@ struct ByUrl<'a> {
     description: Option<String>,
 }
 
-impl Claimed for ByUrl<'_> {
+impl Reserved for ByUrl<'_> {
     type Record = StoredWebhook;
 
     async fn owner(&self) -> Result<Option<String>, StoreError> {
         self.ctx.store.url_owner(self.ctx.tenant, self.url.as_str()).await
     }
-    async fn claim(&self, id: &str) -> Result<bool, StoreError> {
+    async fn reserve(&self, id: &str) -> Result<bool, StoreError> {
         self.ctx.store.reserve_url(self.ctx.tenant, self.url.as_str(), id).await
     }
     async fn release(&self, id: &str) -> Result<(), StoreError> {

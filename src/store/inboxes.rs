@@ -48,10 +48,10 @@ impl Store {
     /// The id of the live inbox that owns `slug`, if any.
     pub async fn slug_owner(&self, t: &Tenant, slug: &str) -> Result<Option<String>, StoreError> {
         #[derive(serde::Deserialize)]
-        struct Claim {
+        struct Reservation {
             inbox_id: String,
         }
-        Ok(self.get::<Claim>(ws_pk(t), keys::slug(slug)).await?.map(|c| c.inbox_id))
+        Ok(self.get::<Reservation>(ws_pk(t), keys::slug(slug)).await?.map(|c| c.inbox_id))
     }
 
     fn inbox_item(t: &Tenant, inbox: &Inbox) -> Result<Item, StoreError> {

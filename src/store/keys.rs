@@ -120,7 +120,7 @@ pub fn webhook(id: &str) -> String {
 
 /// The reservation of a (normalised) webhook URL: its SHA-256, so any
 /// length of URL makes a short key.
-pub fn url_claim(url: &str) -> String {
+pub fn url_reservation(url: &str) -> String {
     let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, url.as_bytes());
     let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
     format!("URL#{hex}")

@@ -42,20 +42,20 @@ impl Store {
     /// The webhook that holds `url`, if any.
     pub async fn url_owner(&self, t: &Tenant, url: &str) -> Result<Option<String>, StoreError> {
         #[derive(serde::Deserialize)]
-        struct Claim {
+        struct Reservation {
             webhook_id: String,
         }
-        Ok(self.get::<Claim>(ws_pk(t), keys::url_claim(url)).await?.map(|c| c.webhook_id))
+        Ok(self.get::<Reservation>(ws_pk(t), keys::url_reservation(url)).await?.map(|c| c.webhook_id))
     }
 
     /// Reserves `url` (normalised) for the webhook `webhook_id`; false when it is taken.
     pub async fn reserve_url(&self, t: &Tenant, url: &str, webhook_id: &str) -> Result<bool, StoreError> {
-        self.reserve(t, keys::url_claim(url), "webhook_id", webhook_id).await
+        self.reserve(t, keys::url_reservation(url), "webhook_id", webhook_id).await
     }
 
     /// Frees `url` if `webhook_id` still holds it (a stale reservation of a deleted webhook).
     pub async fn release_url(&self, t: &Tenant, url: &str, webhook_id: &str) -> Result<(), StoreError> {
-        self.release(t, keys::url_claim(url), "webhook_id", webhook_id).await
+        self.release(t, keys::url_reservation(url), "webhook_id", webhook_id).await
     }
 
     /// Writes a new webhook unless one with its id exists; false when it does.
@@ -86,7 +86,7 @@ impl Store {
             Delete::builder()
                 .table_name(self.table())
                 .key(PK, s(ws_pk(t)))
-                .key(SK, s(keys::url_claim(&stored.webhook.url)))
+                .key(SK, s(keys::url_reservation(&stored.webhook.url)))
                 .condition_expression("webhook_id = :id")
                 .expression_attribute_values(":id", s(stored.webhook.id.clone()))
                 .build(),

@@ -3,9 +3,9 @@
 //! `run` for every new job item in the table's stream.
 //!
 //! Lifecycle: `queued → running → succeeded | failed`. A runner claims a job
-//! with a conditional write (`claim_job`), so a redelivered or duplicated
+//! with a conditional write (`lease_job`), so a redelivered or duplicated
 //! stream record finds it taken or finished and does nothing: the effect runs
-//! once. A claim is a lease; a runner that died mid-job leaves a running job
+//! once. The lease is time-bounded; a runner that died mid-job leaves a running job
 //! whose lease lapses, and the next delivery takes it over. Transient storage
 //! failures are retried in place with exponential backoff; after
 //! `MAX_ATTEMPTS` the job fails with a readable error.
@@ -37,7 +37,7 @@ pub struct Runner {
 }
 
 pub const MAX_ATTEMPTS: u32 = 4;
-/// How long a claim protects a running job.
+/// How long a lease protects a running job.
 pub const LEASE_SECS: u64 = 120;
 
 /// What running a job came to.
@@ -69,7 +69,7 @@ impl From<StoreError> for EffectError {
     }
 }
 
-/// Runs job `id` of `tenant` once: claim, effect (retried on transient
+/// Runs job `id` of `tenant` once: lease, effect (retried on transient
 /// failures), record the outcome. An error means the outcome could not be
 /// recorded; the caller should let the job be delivered again.
 pub async fn run(runner: &Runner, tenant: &Tenant, id: &str) -> Result<Ran, StoreError> {

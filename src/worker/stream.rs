@@ -1,7 +1,7 @@
 //! The worker Lambda's view of the table's stream: each new job item names
 //! its tenant and id; the runner does the rest. Records that cannot be
 //! recorded are reported as batch item failures, so Lambda delivers them
-//! again (and the job's claim makes that safe).
+//! again (and the job's lease makes that safe).
 
 use aws_lambda_events::event::dynamodb::Event;
 use aws_lambda_events::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse};
