@@ -22,8 +22,8 @@ LAYERS = {
     "domain": 0,
     "sys": 1, "secrets": 1, "dev": 1, "telemetry": 1, "json": 1,
     "store": 2, "auth": 2, "outbound": 2,
-    "api": 3, "worker": 3, "seed": 3, "config": 3,
-    "mcp": 4,
+    "api": 3, "worker": 3, "seed": 3,
+    "mcp": 4, "config": 4,
     "edge": 5,
     "app": 6,
 }

@@ -9,11 +9,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::api::Services;
+use crate::api::tenancy::MembershipCache;
 use crate::auth::challenge::Resource;
 use crate::auth::{JwksCache, Verifier};
 use crate::config::Config;
 use crate::domain::Scope;
 use crate::edge::Edge;
+use crate::edge::admit::RateLimiter;
 use crate::mcp::McpServer;
 use crate::outbound::Outbound;
 use crate::secrets::Secrets;
@@ -56,6 +58,7 @@ impl App {
             store: store.clone(),
             secrets: Arc::clone(&secrets),
             webhook_allow_loopback: config.webhook_allow_loopback,
+            memberships: MembershipCache::new(config.membership_cache),
         };
         let edge = Edge {
             mcp: McpServer::new(Arc::clone(&secrets), config.confirmation_ttl_secs, mcp_resource.clone()),
@@ -65,9 +68,11 @@ impl App {
             api_resource,
             allowed_origins: config.allowed_origins.clone(),
             hosts: config.host_allowlist(),
-            rate_limit_per_minute: config.rate_limit_per_minute,
+            limiter: RateLimiter::new(config.rate_limit_per_minute, store.clone()),
+            request_timeout: config.request_timeout,
         };
-        let runner = Runner { store: store.clone(), secrets: Arc::clone(&secrets), outbound };
+        let runner =
+            Runner { store: store.clone(), secrets: Arc::clone(&secrets), outbound, lease_secs: config.job_lease_secs };
         Ok(App { config, store, secrets, edge: Arc::new(edge), runner: Arc::new(runner) })
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use thiserror::Error;
 
-use crate::store::StoreConfig;
+use crate::store::{StoreConfig, StoreTimeouts};
 pub use crate::telemetry::LogFormat;
 
 /// Where the process runs: decides log format, Host allowlist and which
@@ -46,7 +46,18 @@ pub struct Config {
     pub webhook_allow_loopback: bool,
     /// How long a destructive tool's confirmation request stays valid.
     pub confirmation_ttl_secs: u64,
+    /// The most one request may take before it is answered 503 with
+    /// `Retry-After` (far inside the function's 25 s and API Gateway's 30 s).
+    pub request_timeout: Duration,
+    /// How long a job's lease protects it from another runner.
+    pub job_lease_secs: u64,
+    /// How long a person's workspace memberships are remembered per container:
+    /// the delay before a revoked membership takes effect. Zero: never cached.
+    pub membership_cache: Duration,
 }
+
+/// The request budget on Lambda and in `make run`.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_millis(4500);
 
 /// The signing secret of `Config::local` (tests and tools that build their
 /// own configuration). A server started from the environment never uses it:
@@ -200,7 +211,16 @@ impl Config {
                 table: var("TABLE_NAME").unwrap_or_else(|| "kobana-inbox".into()),
                 region: var("AWS_REGION").unwrap_or_else(|| "us-east-1".into()),
                 endpoint: var("DYNAMODB_ENDPOINT"),
+                timeouts: StoreTimeouts {
+                    connect: millis("DYNAMODB_CONNECT_TIMEOUT_MS", StoreTimeouts::LAMBDA.connect)?,
+                    attempt: millis("DYNAMODB_ATTEMPT_TIMEOUT_MS", StoreTimeouts::LAMBDA.attempt)?,
+                    operation: millis("DYNAMODB_OPERATION_TIMEOUT_MS", StoreTimeouts::LAMBDA.operation)?,
+                    attempts: parse_or("DYNAMODB_MAX_ATTEMPTS", StoreTimeouts::LAMBDA.attempts)?,
+                },
             },
+            request_timeout: millis("REQUEST_TIMEOUT_MS", DEFAULT_REQUEST_TIMEOUT)?,
+            membership_cache: Duration::from_secs(parse_or("MEMBERSHIP_CACHE_SECS", 30)?),
+            job_lease_secs: parse_or("JOB_LEASE_SECS", crate::worker::LEASE_SECS)?,
             rate_limit_per_minute: parse_or("RATE_LIMIT_PER_MINUTE", 120)?,
             dev_issuer,
             signing_secrets,
@@ -228,7 +248,18 @@ impl Config {
                 table: "kobana-inbox".into(),
                 region: "us-east-1".into(),
                 endpoint: Some("http://127.0.0.1:8000".into()),
+                // The test suite runs many tests at once against one local
+                // server: generous bounds, so a busy moment is not a fault.
+                timeouts: StoreTimeouts {
+                    connect: Duration::from_secs(2),
+                    attempt: Duration::from_secs(15),
+                    operation: Duration::from_secs(45),
+                    attempts: 3,
+                },
             },
+            request_timeout: Duration::from_secs(60),
+            membership_cache: Duration::from_secs(30),
+            job_lease_secs: crate::worker::LEASE_SECS,
             rate_limit_per_minute: 0,
             dev_issuer: None,
             signing_secrets: vec![LOCAL_SIGNING_SECRET.to_owned()],
@@ -253,6 +284,15 @@ impl Config {
         hosts.sort();
         hosts.dedup();
         hosts
+    }
+}
+
+/// A duration in milliseconds from `name`, or `default`.
+fn millis(name: &'static str, default: Duration) -> Result<Duration, ConfigError> {
+    let default_ms = u64::try_from(default.as_millis()).unwrap_or(u64::MAX);
+    match parse_or(name, default_ms)? {
+        0 => Err(ConfigError::Invalid { name, reason: "must be at least 1 ms".into() }),
+        ms => Ok(Duration::from_millis(ms)),
     }
 }
 

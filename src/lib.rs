@@ -14,7 +14,7 @@
 //!
 //! Dependencies point one way, layer by layer (`scripts/check-layers.py`,
 //! run by `make lint`, keeps it so): `app` (composition root) → `edge` →
-//! `mcp` → `api` | `worker` → `store` | `auth` | `outbound` → `sys` |
+//! `mcp` | `config` → `api` | `worker` → `store` | `auth` | `outbound` → `sys` |
 //! `secrets` | `json` → `domain` (pure). `app` builds each layer's narrow
 //! context once per container (`edge::Edge`, `api::Services`,
 //! `worker::Runner`); only `store` talks to DynamoDB and names keys; only

@@ -18,6 +18,8 @@ pub struct Services {
     pub secrets: Arc<Secrets>,
     /// Webhook URLs may point at loopback over plain HTTP (local runs and tests).
     pub webhook_allow_loopback: bool,
+    /// Memberships remembered per container (see `tenancy::MembershipCache`).
+    pub memberships: tenancy::MembershipCache,
 }
 
 /// One call of an operation: the services, the verified caller (never the
@@ -43,7 +45,7 @@ impl Services {
 
     /// The workspace a person acts on, with their role (see `tenancy::resolve`).
     pub async fn resolve(&self, principal: &Principal, header: Option<&str>) -> Result<Tenant, TenancyError> {
-        tenancy::resolve(&self.store, principal, header).await
+        tenancy::resolve(&self.store, &self.memberships, principal, header).await
     }
 
     /// The workspace a mail pipeline ingests into (see `tenancy::resolve_machine`).

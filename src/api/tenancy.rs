@@ -7,9 +7,14 @@
 //! organization, which cannot even be addressed under the caller's tenant
 //! prefix — is "not found", never "forbidden".
 
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
 use crate::auth::Principal;
 pub use crate::domain::Tenant;
-use crate::domain::WorkspaceId;
+use crate::domain::{OrgId, Role, WorkspaceId};
 use crate::store::{Store, StoreError};
 
 pub const HEADER: &str = "x-workspace-id";
@@ -28,32 +33,94 @@ pub enum TenancyError {
     Store(#[from] StoreError),
 }
 
-/// Resolves the tenant: one read with the header, one round of two reads without.
-pub async fn resolve(store: &Store, principal: &Principal, header: Option<&str>) -> Result<Tenant, TenancyError> {
-    let org = &principal.org;
-    if let Some(value) = header {
-        let found = match WorkspaceId::parse(value) {
-            Some(ws) => store.membership(org, &principal.sub, &ws).await?.map(|role| (ws, role)),
-            None => None,
-        };
-        return match found {
-            Some((workspace, role)) => Ok(Tenant { org: org.clone(), workspace, role }),
-            None => Err(TenancyError::NotFound { workspaces: member_of(store, principal).await? }),
-        };
+/// A person's memberships and their organization's workspaces, remembered
+/// per container for `ttl` (`MEMBERSHIP_CACHE_SECS`): a warm request resolves
+/// its workspace without a round trip. The price is the delay before a
+/// change (a revoked membership, a new one, a changed role) takes effect: at
+/// most `ttl`. A zero `ttl` reads the table every time.
+pub struct MembershipCache {
+    ttl: Duration,
+    people: Expiring<(OrgId, String), Vec<(WorkspaceId, Role)>>,
+    orgs: Expiring<OrgId, Vec<WorkspaceId>>,
+}
+
+/// Values with the time they were read.
+type Expiring<K, V> = Mutex<HashMap<K, (Instant, Arc<V>)>>;
+
+/// Most entries remembered per map; past it the cache starts over.
+const MAX_ENTRIES: usize = 10_000;
+
+impl MembershipCache {
+    pub fn new(ttl: Duration) -> MembershipCache {
+        MembershipCache { ttl, people: Mutex::default(), orgs: Mutex::default() }
     }
-    let (all, mine) = tokio::join!(store.org_workspaces(org), store.memberships(org, &principal.sub));
-    let (all, mine) = (all?, mine?);
-    match all.as_slice() {
-        [only] => match mine.into_iter().find(|(ws, _)| ws == only) {
-            Some((workspace, role)) => Ok(Tenant { org: org.clone(), workspace, role }),
-            None => Err(TenancyError::NotFound { workspaces: Vec::new() }),
-        },
-        _ => Err(TenancyError::Required { workspaces: mine.into_iter().map(|(ws, _)| ws).collect() }),
+
+    /// Every workspace the person belongs to, with the role (one query when cold).
+    async fn memberships(
+        &self,
+        store: &Store,
+        principal: &Principal,
+    ) -> Result<Arc<Vec<(WorkspaceId, Role)>>, StoreError> {
+        let key = (principal.org.clone(), principal.sub.clone());
+        cached(&self.people, key, self.ttl, async || store.memberships(&principal.org, &principal.sub).await).await
+    }
+
+    /// Every workspace of the organization (one read when cold).
+    async fn workspaces(&self, store: &Store, org: &OrgId) -> Result<Arc<Vec<WorkspaceId>>, StoreError> {
+        cached(&self.orgs, org.clone(), self.ttl, async || store.org_workspaces(org).await).await
     }
 }
 
-async fn member_of(store: &Store, principal: &Principal) -> Result<Vec<WorkspaceId>, StoreError> {
-    Ok(store.memberships(&principal.org, &principal.sub).await?.into_iter().map(|(ws, _)| ws).collect())
+async fn cached<K: Eq + Hash, V>(
+    map: &Expiring<K, V>,
+    key: K,
+    ttl: Duration,
+    load: impl AsyncFnOnce() -> Result<V, StoreError>,
+) -> Result<Arc<V>, StoreError> {
+    // A poisoned map only holds copies of stored data: keep using it.
+    let lock = || map.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((at, value)) = lock().get(&key)
+        && at.elapsed() < ttl
+    {
+        return Ok(Arc::clone(value));
+    }
+    let value = Arc::new(load().await?);
+    if !ttl.is_zero() {
+        let mut map = lock();
+        if map.len() >= MAX_ENTRIES {
+            map.clear();
+        }
+        map.insert(key, (Instant::now(), Arc::clone(&value)));
+    }
+    Ok(value)
+}
+
+/// Resolves the tenant from the person's memberships (and, without the
+/// header, the organization's workspaces): no round trip when warm, one
+/// round of reads in parallel when cold.
+pub async fn resolve(
+    store: &Store,
+    cache: &MembershipCache,
+    principal: &Principal,
+    header: Option<&str>,
+) -> Result<Tenant, TenancyError> {
+    let org = &principal.org;
+    let tenant = |(workspace, role): (WorkspaceId, Role)| Tenant { org: org.clone(), workspace, role };
+    let ids = |mine: &[(WorkspaceId, Role)]| mine.iter().map(|(ws, _)| ws.clone()).collect::<Vec<_>>();
+    if let Some(value) = header {
+        let mine = cache.memberships(store, principal).await?;
+        let found = WorkspaceId::parse(value).and_then(|ws| mine.iter().find(|(w, _)| *w == ws).cloned());
+        return found.map(tenant).ok_or_else(|| TenancyError::NotFound { workspaces: ids(&mine) });
+    }
+    let (all, mine) = tokio::join!(cache.workspaces(store, org), cache.memberships(store, principal));
+    let (all, mine) = (all?, mine?);
+    match all.as_slice() {
+        [only] => match mine.iter().find(|(ws, _)| ws == only) {
+            Some(found) => Ok(tenant(found.clone())),
+            None => Err(TenancyError::NotFound { workspaces: Vec::new() }),
+        },
+        _ => Err(TenancyError::Required { workspaces: ids(&mine) }),
+    }
 }
 
 /// Resolves the workspace for a machine client (the organization's

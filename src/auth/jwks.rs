@@ -4,13 +4,14 @@
 //! runs at a time (single flight: other callers wait for it and then look
 //! again) and at most one starts per interval, so a flood of unknown `kid`s
 //! costs one request to the issuer. A failed fetch keeps the keys already
-//! held; with no keys at all the caller gets `Unavailable` and a retry hint.
+//! held; with no keys at all, or after a failed fetch, an unknown `kid` gets
+//! `Unavailable` and a retry hint (it may be a key the issuer just rotated in).
 //! Only asymmetric keys usable with RS256, ES256 or EdDSA are kept: an HMAC
 //! (`oct`) key in the set is ignored, so a public key can never be used as an
 //! HMAC secret.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
@@ -44,6 +45,9 @@ pub struct JwksCache {
     /// Held while a fetch runs; records when the last one started.
     refresh: tokio::sync::Mutex<Option<Instant>>,
     fetches: AtomicU64,
+    /// The last fetch failed: a kid we do not know may be one the issuer
+    /// rotated in, so it is "try again", not "invalid".
+    issuer_down: AtomicBool,
 }
 
 impl JwksCache {
@@ -55,6 +59,7 @@ impl JwksCache {
             keys: RwLock::new(Arc::new(HashMap::new())),
             refresh: tokio::sync::Mutex::new(None),
             fetches: AtomicU64::new(0),
+            issuer_down: AtomicBool::new(false),
         }
     }
 
@@ -90,6 +95,7 @@ impl JwksCache {
                 Ok(fresh) => {
                     tracing::info!(keys = fresh.len(), "JWKS refreshed");
                     *self.keys.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(fresh);
+                    self.issuer_down.store(false, Ordering::Relaxed);
                     // The first successful load does not start the clock:
                     // only refreshes (and failures) are rate-limited.
                     if had_keys {
@@ -98,6 +104,7 @@ impl JwksCache {
                 }
                 Err(reason) => {
                     *last_attempt = Some(now);
+                    self.issuer_down.store(true, Ordering::Relaxed);
                     tracing::warn!(%reason, "JWKS refresh failed; keeping the keys already held");
                 }
             }
@@ -105,7 +112,7 @@ impl JwksCache {
         let keys = self.snapshot();
         match keys.get(kid) {
             Some(key) => Ok(key.clone()),
-            None if keys.is_empty() => {
+            None if keys.is_empty() || self.issuer_down.load(Ordering::Relaxed) => {
                 let waited = last_attempt.map_or(Duration::ZERO, |t| now.duration_since(t));
                 let retry = interval.saturating_sub(waited).as_secs().max(1);
                 Err(JwksError::Unavailable { retry_after_secs: retry })

@@ -7,7 +7,7 @@ use http::HeaderMap;
 use serde_json::Value;
 
 use super::Edge;
-use super::admit::{NotAdmitted, admit};
+use super::admit::{Counting, NotAdmitted, authenticate};
 use super::gate::{self, MAX_BODY_BYTES};
 use crate::mcp::era::ProtocolVersion;
 use crate::mcp::jsonrpc::RpcError;
@@ -44,16 +44,54 @@ pub async fn handle(edge: &Edge, request: &McpRequest<'_>, trace: &mut Trace) ->
         Prepared::Notification(version) => (None, *version),
         Prepared::Request(r) => (Some(&r.id), r.era.version()),
     };
-    let admitted = match admit(edge, &edge.mcp_resource, headers, request.query).await {
-        Ok(admitted) => admitted,
-        Err(refused) => return not_admitted(id, version, refused),
+    let admitted_and_answered = async {
+        let principal = match authenticate(edge, &edge.mcp_resource, headers, request.query).await {
+            Ok(principal) => principal,
+            Err(refused) => return not_admitted(id, version, refused),
+        };
+        trace.sub = Some(principal.sub.clone());
+        let request = match &prepared {
+            Prepared::Notification(version) => {
+                // Nothing runs: count without waiting.
+                return match edge.limiter.admit_read(&principal, headers).and_then(finish) {
+                    Ok(rate) => McpReply::accepted(*version).with_headers(&rate),
+                    Err(refused) => not_admitted(None, *version, refused),
+                };
+            }
+            Prepared::Request(r) => r,
+        };
+        if edge.mcp.changes_state(request) {
+            // A write is counted before it runs.
+            let rate = match edge.limiter.admit_write(&principal, headers).await {
+                Ok(rate) => rate,
+                Err(refused) => return not_admitted(id, version, refused),
+            };
+            edge.mcp.answer(&edge.api, request, headers, &principal, trace).await.with_headers(&rate)
+        } else {
+            let counting = match edge.limiter.admit_read(&principal, headers) {
+                Ok(counting) => counting,
+                Err(refused) => return not_admitted(id, version, refused),
+            };
+            let reply = edge.mcp.answer(&edge.api, request, headers, &principal, trace).await;
+            match finish(counting) {
+                Ok(rate) => reply.with_headers(&rate),
+                Err(refused) => not_admitted(id, version, refused),
+            }
+        }
     };
-    trace.sub = Some(admitted.principal.sub.clone());
-    let reply = match &prepared {
-        Prepared::Notification(version) => McpReply::accepted(*version),
-        Prepared::Request(r) => edge.mcp.answer(&edge.api, r, headers, &admitted.principal, trace).await,
-    };
-    reply.with_headers(&admitted.headers)
+    // Boxed: the pipeline's future is large, and a test thread's stack is small.
+    match tokio::time::timeout(edge.request_timeout, Box::pin(admitted_and_answered)).await {
+        Ok(reply) => reply,
+        Err(_) => {
+            tracing::warn!(budget_ms = edge.request_timeout.as_millis(), "request budget exhausted");
+            McpReply::error(id, &crate::mcp::tools::unavailable(), version)
+        }
+    }
+}
+
+/// A read's rate verdict once its work is done (none when the limit is off).
+fn finish(counting: Option<Counting>) -> Result<Vec<(&'static str, String)>, NotAdmitted> {
+    counting.map_or(Ok(Vec::new()), Counting::finish)
 }
 
 /// The MCP answer to a request that was not admitted.

@@ -41,8 +41,10 @@ pub struct Edge {
     pub allowed_origins: Vec<String>,
     /// Lowercase `Host` values this server answers to.
     pub hosts: Vec<String>,
-    /// Requests per person, workspace and minute; 0 turns the limit off.
-    pub rate_limit_per_minute: u32,
+    /// The shared per-minute budget of each person and workspace.
+    pub limiter: admit::RateLimiter,
+    /// The most a request may take; past it, 503 with `Retry-After`.
+    pub request_timeout: std::time::Duration,
 }
 
 /// Handle one request. Never fails: every failure is an HTTP response.

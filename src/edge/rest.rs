@@ -8,13 +8,14 @@ use http::HeaderMap;
 use serde_json::{Value, json};
 
 use super::Edge;
-use super::admit::{NotAdmitted, admit};
+use super::admit::{Counting, NotAdmitted, authenticate};
 use super::gate;
 use crate::api::error::ApiError;
 use crate::api::idempotency::idempotent;
 use crate::api::tenancy;
 use crate::api::{ApiRequest, ApiResponse, Op, Route, authorize, dispatch};
 use crate::auth::Principal;
+use crate::mcp::jsonrpc::RETRY_AFTER_SECS;
 
 /// What the HTTP layer sends back.
 #[derive(Debug)]
@@ -37,26 +38,62 @@ pub async fn handle(edge: &Edge, req: &RestRequest<'_>) -> RestReply {
     if gate::too_large(req.headers, req.body.len()) {
         return error_reply(edge, ApiError::TooLarge);
     }
-    let admitted = match admit(edge, &edge.api_resource, req.headers, req.query).await {
-        Ok(admitted) => admitted,
-        Err(NotAdmitted::Unauthenticated(challenge)) => {
-            let body = json!({"error": {"code": challenge.error, "message": challenge.description, "details": {}}});
-            return RestReply { status: challenge.status, body, headers: challenge.headers() };
+    match tokio::time::timeout(edge.request_timeout, Box::pin(admitted(edge, req))).await {
+        Ok(reply) => reply,
+        Err(_) => {
+            tracing::warn!(budget_ms = edge.request_timeout.as_millis(), "request budget exhausted");
+            error_reply(edge, ApiError::Unavailable)
         }
-        Err(NotAdmitted::RateLimited { headers, .. }) => {
-            let body = json!({"error": {"code": "rate_limited", "message": "Rate limit exceeded; retry after the window resets", "details": {}}});
-            return RestReply { status: 429, body, headers };
+    }
+}
+
+/// Admission, then the call. A write is counted against the budget before
+/// it runs; a read's count runs alongside it (see `admit`).
+async fn admitted(edge: &Edge, req: &RestRequest<'_>) -> RestReply {
+    let principal = match authenticate(edge, &edge.api_resource, req.headers, req.query).await {
+        Ok(principal) => principal,
+        Err(refused) => return not_admitted(refused),
+    };
+    let run = async {
+        match authenticated(edge, req, &principal).await {
+            Ok(response) => {
+                let headers = response.location.map(|l| ("location", l)).into_iter().collect();
+                RestReply { status: response.status, body: response.body, headers }
+            }
+            Err(error) => error_reply(edge, error),
         }
     };
-    let mut reply = match authenticated(edge, req, &admitted.principal).await {
-        Ok(response) => {
-            let headers = response.location.map(|l| ("location", l)).into_iter().collect();
-            RestReply { status: response.status, body: response.body, headers }
+    let (mut reply, rate) = if req.method == "GET" {
+        let counting = match edge.limiter.admit_read(&principal, req.headers) {
+            Ok(counting) => counting,
+            Err(refused) => return not_admitted(refused),
+        };
+        let reply = run.await;
+        match counting.map_or(Ok(Vec::new()), Counting::finish) {
+            Ok(rate) => (reply, rate),
+            Err(refused) => return not_admitted(refused),
         }
-        Err(error) => error_reply(edge, error),
+    } else {
+        match edge.limiter.admit_write(&principal, req.headers).await {
+            Ok(rate) => (run.await, rate),
+            Err(refused) => return not_admitted(refused),
+        }
     };
-    reply.headers.extend(admitted.headers);
+    reply.headers.extend(rate);
     reply
+}
+
+fn not_admitted(refused: NotAdmitted) -> RestReply {
+    match refused {
+        NotAdmitted::Unauthenticated(challenge) => {
+            let body = json!({"error": {"code": challenge.error, "message": challenge.description, "details": {}}});
+            RestReply { status: challenge.status, body, headers: challenge.headers() }
+        }
+        NotAdmitted::RateLimited { headers, .. } => {
+            let body = json!({"error": {"code": "rate_limited", "message": "Rate limit exceeded; retry after the window resets", "details": {}}});
+            RestReply { status: 429, body, headers }
+        }
+    }
 }
 
 /// The API's error shape, with the headers that go with it: `Allow` on 405,
@@ -65,6 +102,7 @@ fn error_reply(edge: &Edge, error: ApiError) -> RestReply {
     let mut headers = Vec::new();
     match &error {
         ApiError::MethodNotAllowed { allow } => headers.push(("allow", (*allow).to_owned())),
+        ApiError::Unavailable => headers.push(("retry-after", RETRY_AFTER_SECS.to_string())),
         ApiError::InsufficientScope { scopes } => {
             headers.extend(edge.api_resource.insufficient_scope(scopes).headers())
         }

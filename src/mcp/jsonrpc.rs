@@ -34,6 +34,9 @@ impl ErrorCode {
     pub const UNAVAILABLE: Self = Self(50300);
 }
 
+/// Seconds a client is told to wait after a 503 caused by storage trouble.
+pub const RETRY_AFTER_SECS: u64 = 1;
+
 /// A JSON-RPC error object with the HTTP status it travels with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RpcError {
@@ -124,9 +127,12 @@ impl RpcError {
         Self::new(429, ErrorCode::RATE_LIMITED, "Rate limit exceeded; retry after the window resets")
     }
 
-    /// 503 50300: the service cannot answer right now; the request may be retried.
+    /// 503 50300 with `Retry-After`: the service cannot answer right now
+    /// (storage slow or down, keys unavailable); the request may be retried.
     pub fn unavailable(message: impl Into<String>) -> Self {
-        Self::new(503, ErrorCode::UNAVAILABLE, message)
+        let mut error = Self::new(503, ErrorCode::UNAVAILABLE, message);
+        error.headers.push(("retry-after", RETRY_AFTER_SECS.to_string()));
+        error
     }
 
     /// 200 -32603: a server fault that the client cannot fix.

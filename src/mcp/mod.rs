@@ -77,6 +77,7 @@ impl McpReply {
     /// (with the id, when there is one) on 503.
     pub fn rejected(id: Option<&Value>, challenge: &Challenge, version: ProtocolVersion) -> Self {
         let body = if challenge.status == 503 {
+            // The challenge's own Retry-After travels below.
             error_body(id, &RpcError::unavailable(challenge.description.clone()))
         } else {
             challenge.oauth_body()
@@ -116,7 +117,7 @@ fn workspace_error(error: TenancyError) -> RpcError {
         }
         ApiError::WorkspaceNotFound { workspaces } => RpcError::bad_params("Workspace not found")
             .with_data(json!({"invalid": tenancy::HEADER_NAME, "workspaces": workspaces})),
-        _ => RpcError::unavailable("The service is temporarily unavailable; try again shortly"),
+        _ => tools::unavailable(),
     }
 }
 
@@ -210,6 +211,20 @@ impl McpServer {
         };
         trace.era = Some(era.label());
         Ok(Prepared::Request(Request { message, id, era }))
+    }
+
+    /// Whether answering `request` may change state: a call of a tool that
+    /// is not read-only (such requests are counted against the rate budget
+    /// before they run).
+    pub fn changes_state(&self, request: &Request) -> bool {
+        request.message.method == "tools/call"
+            && request
+                .message
+                .params
+                .get("name")
+                .and_then(Value::as_str)
+                .and_then(|name| self.tools.find(name))
+                .is_some_and(|tool| !tool.row.read_only)
     }
 
     /// Stages F–L for an authenticated request.

@@ -9,6 +9,7 @@ use super::era::ProtocolVersion;
 use super::jsonrpc::RpcError;
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 
+use crate::api::error::ApiError;
 use crate::api::{self, ApiRequest};
 use crate::auth::Principal;
 use crate::domain::Scope;
@@ -237,6 +238,9 @@ impl Prompts {
         // The id is one encoded path segment: it can name a record, never another route.
         let path = format!("{collection}/{}", utf8_percent_encode(id, NON_ALPHANUMERIC));
         let found = api::call(&ctx, &ApiRequest { method: "GET", path: &path, query: None, body: &[] }).await;
+        if let Err(ApiError::Unavailable) = found {
+            return Err(super::tools::unavailable());
+        }
         if !found.is_ok_and(|response| response.is_success()) {
             return Err(RpcError::invalid_params(format!("{argument} names no record you can read: {id}"))
                 .with_data(json!({"argument": argument})));

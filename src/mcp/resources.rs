@@ -200,6 +200,7 @@ impl Resources {
         let response = match api::call(&ctx, &ApiRequest { method: "GET", path: &path, query: None, body: &[] }).await {
             Ok(response) if response.is_success() => response,
             Err(ApiError::InsufficientScope { scopes }) => return Err(super::tools::step_up(call, &scopes)),
+            Err(ApiError::Unavailable) => return Err(super::tools::unavailable()),
             // Missing and unreadable look the same.
             Ok(_) | Err(_) => return Err(not_found(call.era, uri)),
         };

@@ -163,6 +163,8 @@ impl Tools {
         match api::dispatch(&ctx, permit, &route, query.as_deref(), &body).await {
             Ok(response) => Ok(tool_result(version, &response.body, !response.is_success())),
             Err(ApiError::InsufficientScope { scopes }) => Err(step_up(call, &scopes)),
+            // Storage trouble is the server's, not the tool's: 503 with Retry-After.
+            Err(ApiError::Unavailable) => Err(unavailable()),
             Err(error) => Ok(tool_result(version, &error.body(), true)),
         }
     }
@@ -199,6 +201,12 @@ fn request_parts(row: &ToolRow, args: &Map<String, Value>) -> (Route, Option<Str
     } else {
         (route, None, Value::Object(rest).to_string().into_bytes())
     }
+}
+
+/// The service cannot answer now (storage slow or down): HTTP 503 with
+/// `Retry-After`, the JSON-RPC error 50300.
+pub fn unavailable() -> RpcError {
+    RpcError::unavailable("The service is temporarily unavailable; try again shortly")
 }
 
 /// HTTP 403 with the step-up challenge of the MCP resource.

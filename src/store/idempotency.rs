@@ -14,6 +14,11 @@ use crate::sys::unix_now;
 /// How long a key is remembered.
 pub const RETENTION_SECS: u64 = 24 * 3600;
 
+/// How long a key is held for a request still running. A request cut short
+/// (its budget ran out, its container died) cannot release its key; the
+/// marker then lapses after this, and the client's retry runs.
+pub const IN_PROGRESS_SECS: u64 = 60;
+
 /// A stored response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredResponse {
@@ -57,7 +62,7 @@ impl Store {
         let now = unix_now();
         let pk = keys::ws(&t.org, &t.workspace);
         let sk = keys::idempotency(sub, key);
-        let record = Record { fingerprint: fingerprint.to_owned(), response: None, expires_at: now + RETENTION_SECS };
+        let record = Record { fingerprint: fingerprint.to_owned(), response: None, expires_at: now + IN_PROGRESS_SECS };
         let put = self
             .client()
             .put_item()

@@ -8,24 +8,6 @@ use super::{Store, StoreError, get_s, s};
 use crate::domain::{OrgId, Role, Tenant, WorkspaceId};
 
 impl Store {
-    /// The caller's role in one workspace of their organization (one read).
-    pub async fn membership(&self, org: &OrgId, sub: &str, ws: &WorkspaceId) -> Result<Option<Role>, StoreError> {
-        let out = self
-            .client()
-            .get_item()
-            .table_name(self.table())
-            .key(PK, s(keys::member_pk(org, sub)))
-            .key(SK, s(keys::workspace_sk(ws)))
-            .send()
-            .await?;
-        match out.item {
-            None => Ok(None),
-            Some(item) => Role::parse(get_s(&item, "role")?)
-                .map(Some)
-                .ok_or_else(|| StoreError::Corrupt("membership role".into())),
-        }
-    }
-
     /// Every workspace the caller belongs to, with the role (one query).
     pub async fn memberships(&self, org: &OrgId, sub: &str) -> Result<Vec<(WorkspaceId, Role)>, StoreError> {
         let items = self.subject_items(org, sub, keys::WORKSPACE_PREFIX).await?;

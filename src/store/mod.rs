@@ -90,6 +90,32 @@ pub struct StoreConfig {
     pub region: String,
     /// A local DynamoDB-compatible server; `None` means AWS with the default credential chain.
     pub endpoint: Option<String>,
+    pub timeouts: StoreTimeouts,
+}
+
+/// How long one DynamoDB call may take, all retries included. Sized so a
+/// request that makes a call or two is answered inside the request budget
+/// (`Config::request_timeout`) whatever the table does: a hung table costs
+/// `attempt` per try, a refused connection `connect`, and the SDK's standard
+/// retry (exponential backoff with jitter) stops at `attempts` tries or at
+/// `operation`, whichever comes first.
+#[derive(Debug, Clone, Copy)]
+pub struct StoreTimeouts {
+    pub connect: Duration,
+    pub attempt: Duration,
+    pub operation: Duration,
+    pub attempts: u32,
+}
+
+impl StoreTimeouts {
+    /// The deployed defaults: DynamoDB answers in milliseconds, so a second
+    /// per try is already a fault.
+    pub const LAMBDA: StoreTimeouts = StoreTimeouts {
+        connect: Duration::from_millis(1000),
+        attempt: Duration::from_millis(1000),
+        operation: Duration::from_millis(3000),
+        attempts: 3,
+    };
 }
 
 #[derive(Clone)]
@@ -100,20 +126,20 @@ pub struct Store {
 
 impl Store {
     pub async fn connect(config: &StoreConfig) -> Store {
-        // A local server under a full test run can be slow; AWS answers in milliseconds.
-        let (attempt, total) = if config.endpoint.is_some() {
-            (Duration::from_secs(15), Duration::from_secs(45))
-        } else {
-            (Duration::from_secs(3), Duration::from_secs(8))
-        };
+        let t = config.timeouts;
         let timeouts = aws_config::timeout::TimeoutConfig::builder()
-            .connect_timeout(Duration::from_secs(2))
-            .operation_attempt_timeout(attempt)
-            .operation_timeout(total)
+            .connect_timeout(t.connect)
+            .operation_attempt_timeout(t.attempt)
+            .operation_timeout(t.operation)
             .build();
+        let retry = aws_config::retry::RetryConfig::standard()
+            .with_max_attempts(t.attempts.max(1))
+            .with_initial_backoff(Duration::from_millis(50))
+            .with_max_backoff(Duration::from_millis(500));
         let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest())
             .region(Region::new(config.region.clone()))
-            .timeout_config(timeouts);
+            .timeout_config(timeouts)
+            .retry_config(retry);
         if let Some(endpoint) = &config.endpoint {
             // The local server accepts any credentials; never look for real ones.
             loader = loader

@@ -34,10 +34,12 @@ pub struct Runner {
     pub store: Store,
     pub secrets: Arc<Secrets>,
     pub outbound: Outbound,
+    /// How long a lease protects a running job (`JOB_LEASE_SECS`).
+    pub lease_secs: u64,
 }
 
 pub const MAX_ATTEMPTS: u32 = 4;
-/// How long a lease protects a running job.
+/// The default lease: longer than any job takes (a delivery is bounded at 10 s).
 pub const LEASE_SECS: u64 = 120;
 
 /// What running a job came to.
@@ -45,8 +47,12 @@ pub const LEASE_SECS: u64 = 120;
 pub enum Ran {
     /// Finished (succeeded or failed) by this runner.
     Finished(JobStatus),
-    /// Taken or finished by someone else; nothing was done.
+    /// Finished before, or no such job; nothing was done.
     Skipped,
+    /// Running under someone else's live lease — another runner, or a lease
+    /// write that timed out here but was applied. Nothing was done; deliver
+    /// it again later (the lease lapses, then it runs).
+    Busy,
 }
 
 /// A job's effect failed.
@@ -73,8 +79,11 @@ impl From<StoreError> for EffectError {
 /// failures), record the outcome. An error means the outcome could not be
 /// recorded; the caller should let the job be delivered again.
 pub async fn run(runner: &Runner, tenant: &Tenant, id: &str) -> Result<Ran, StoreError> {
-    let Some(mut job) = runner.store.lease_job(tenant, id, LEASE_SECS).await? else {
-        return Ok(Ran::Skipped);
+    let Some(mut job) = runner.store.lease_job(tenant, id, runner.lease_secs).await? else {
+        return Ok(match runner.store.get_job(tenant, id).await? {
+            Some(job) if job.status == JobStatus::Running => Ran::Busy,
+            _ => Ran::Skipped,
+        });
     };
     let mut backoff = Duration::from_millis(200);
     let outcome = loop {

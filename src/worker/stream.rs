@@ -39,7 +39,15 @@ pub async fn handle(runner: &Runner, event: Event) -> DynamoDbEventResponse {
         let tenant = Tenant { org, workspace, role: Role::Viewer };
         match run(runner, &tenant, &image.id).await {
             Ok(Ran::Finished(status)) => tracing::info!(job = %image.id, ?status, "stream job done"),
-            Ok(Ran::Skipped) => tracing::info!(job = %image.id, "stream job already taken or done"),
+            Ok(Ran::Skipped) => tracing::info!(job = %image.id, "stream job already done"),
+            // Asking for redelivery: once the lease lapses, the job runs.
+            // Dropping the record would lose a job whose leaseholder died.
+            Ok(Ran::Busy) => {
+                tracing::info!(job = %image.id, "stream job leased elsewhere; asking for redelivery");
+                let mut failure = DynamoDbBatchItemFailure::default();
+                failure.item_identifier = record.change.sequence_number.clone();
+                response.batch_item_failures.push(failure);
+            }
             Err(error) => {
                 tracing::error!(job = %image.id, %error, "stream job not recorded; asking for redelivery");
                 let mut failure = DynamoDbBatchItemFailure::default();

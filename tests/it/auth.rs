@@ -440,9 +440,14 @@ async fn jwks_outage_with_a_warm_cache_still_serves() {
     for _ in 0..3 {
         assert_eq!(tools_list(&h).send().await.status, 200);
     }
-    // An unknown kid during the outage is refused, not an error.
+    // An unknown kid during the outage may be a key the issuer rotated in:
+    // "try again" (503 with Retry-After), not "invalid token".
     let resp = tools_list(&h).token(&sign_with(&ec_key(), Algorithm::ES256, "new", &claims())).send().await;
-    assert_eq!(resp.status, 401);
+    assert_eq!(resp.status, 503, "{}", String::from_utf8_lossy(&resp.body));
+    assert!(resp.header("retry-after").and_then(|v| v.parse::<u64>().ok()).is_some_and(|s| s >= 1));
+    assert_eq!(resp.json()["error"]["code"], 50300);
+    // Once the issuer is back (and the refresh interval allows), an unknown kid is 401 again.
+    jwks.set_mode(0);
 }
 
 #[tokio::test]
@@ -543,28 +548,36 @@ async fn two_replicas_share_one_rate_budget() {
     config.rate_limit_per_minute = 3;
     let replica_b = Arc::new(inbox::App::build(config).await.unwrap());
 
-    let send = |app: Arc<inbox::App>, id: i64| {
-        let req = h.stateless(json!(id), "tools/list", json!({})).build();
+    // A call of a tool that changes state is counted before it runs (its
+    // arguments are wrong, so it changes nothing).
+    let write = |app: Arc<inbox::App>, id: i64| {
+        let params = json!({"name": "inboxes_update", "arguments": {}});
+        let req = h.stateless(json!(id), "tools/call", params).build();
         async move { common::Resp::from(inbox::edge::handle(&app.edge, req).await) }
     };
-    // Start early in a fresh one-minute window so the four requests share it.
+    // Start early in a fresh one-minute window so the requests share it.
     let seconds_into_minute = jsonwebtoken::get_current_timestamp() % 60;
     if seconds_into_minute > 50 {
         tokio::time::sleep(Duration::from_secs(61 - seconds_into_minute)).await;
     }
     let mut remaining = Vec::new();
     for (i, app) in [&replica_a, &replica_b, &replica_a].into_iter().enumerate() {
-        let resp = send(Arc::clone(app), i as i64).await;
+        let resp = write(Arc::clone(app), i as i64).await;
         assert_eq!(resp.status, 200, "{}", resp.json());
         assert_eq!(resp.header("x-ratelimit-limit"), Some("3"));
         remaining.push(resp.header("x-ratelimit-remaining").unwrap().to_owned());
     }
     assert_eq!(remaining, ["2", "1", "0"], "both replicas count against one budget");
-    let resp = send(Arc::clone(&replica_b), 89).await;
+    let resp = write(Arc::clone(&replica_b), 89).await;
     resp.assert_error(429, 42900, json!(89));
     let retry: u64 = resp.header("retry-after").unwrap().parse().unwrap();
     assert!((1..=60).contains(&retry));
     assert_eq!(resp.header("x-ratelimit-remaining"), Some("0"));
+    // A replica that has seen the budget spent refuses reads at once, too.
+    let req = h.stateless(json!(90), "tools/list", json!({})).build();
+    let resp = common::Resp::from(inbox::edge::handle(&replica_b.edge, req).await);
+    resp.assert_error(429, 42900, json!(90));
+    assert!(resp.header("retry-after").is_some());
 }
 
 #[tokio::test]

@@ -9,6 +9,7 @@ mod common;
 
 mod auth;
 mod events_replay;
+mod faults;
 mod jobs_and_webhooks;
 mod local_server;
 mod mcp_conformance;

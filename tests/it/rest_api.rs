@@ -1651,7 +1651,8 @@ async fn an_idempotent_replay_checks_the_scope_of_the_token_that_replays() {
 
 #[tokio::test]
 async fn an_idempotent_replay_checks_the_role_the_person_has_now() {
-    let h = Harness::new();
+    // Memberships are read fresh (no per-container cache) so the demotion shows at once.
+    let h = Harness::with_config(|c| c.membership_cache = std::time::Duration::ZERO);
     let body = json!({"slug": "replay-role", "name": "Replay"});
     let first = h.api("PUT", "/inboxes").header("idempotency-key", "K-role").json(&body).send_boxed().await;
     let created = ok(&first, 201, "first");
@@ -1780,4 +1781,21 @@ async fn host_names_are_normalised_before_every_check() {
     assert_eq!(created["data"]["url"], "https://hooks.example.com/in", "{created}");
     let second = call(&h, "PUT", "/webhooks", Some(&json!({"url": "https://hooks.example.com/in"}))).await;
     assert_eq!(ok(&second, 200, "usual form")["data"]["id"], created["data"]["id"]);
+}
+
+#[tokio::test]
+async fn a_changed_membership_takes_effect_once_the_membership_cache_expires() {
+    let ttl = std::time::Duration::from_millis(700);
+    let h = Harness::with_config(move |c| c.membership_cache = ttl);
+    let app = h.app().await;
+    let (org, ws) =
+        (inbox::domain::OrgId::parse("org_demo").unwrap(), inbox::domain::WorkspaceId::parse("ws_main").unwrap());
+    let body = json!({"slug": "cached-role", "name": "Cached"});
+    ok(&call(&h, "PUT", "/inboxes", Some(&body)).await, 201, "as admin");
+    app.store.put_membership(&org, "usr_admin", &ws, inbox::domain::Role::Viewer).await.expect("demote");
+    // Within the TTL this container still knows the admin role (the documented delay).
+    ok(&call(&h, "PUT", "/inboxes", Some(&body)).await, 200, "cached admin");
+    tokio::time::sleep(ttl + std::time::Duration::from_millis(100)).await;
+    err(&call(&h, "PUT", "/inboxes", Some(&body)).await, 403, "forbidden", "after the TTL");
+    get(&h, "/inboxes").await;
 }

@@ -347,6 +347,11 @@ impl From<lambda_http::Response<Body>> for Resp {
 }
 
 impl Resp {
+    /// A 2xx answer.
+    pub fn is_ok_status(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+
     pub fn json(&self) -> Value {
         serde_json::from_slice(&self.body)
             .unwrap_or_else(|e| panic!("body is not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
