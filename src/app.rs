@@ -42,6 +42,7 @@ pub enum AppError {
 impl App {
     pub async fn build(config: Config) -> Result<App, AppError> {
         let client = reqwest::Client::builder()
+            .tls_backend_preconfigured(crate::tls::client_config())
             .connect_timeout(Duration::from_secs(2))
             .timeout(Duration::from_secs(3))
             .redirect(reqwest::redirect::Policy::none())

@@ -35,6 +35,7 @@ pub mod seed;
 pub mod store;
 pub mod sys;
 pub mod telemetry;
+pub mod tls;
 pub mod worker;
 
 pub use app::App;

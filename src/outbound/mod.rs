@@ -172,6 +172,7 @@ impl Outbound {
 
     pub fn with_lookup(lookup: Arc<dyn Lookup>, allow_loopback: bool) -> Result<Outbound, String> {
         let client = reqwest::Client::builder()
+            .tls_backend_preconfigured(crate::tls::client_config())
             .dns_resolver(Arc::new(Guard { lookup, allow_loopback }))
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()

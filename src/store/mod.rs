@@ -139,7 +139,8 @@ impl Store {
         let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest())
             .region(Region::new(config.region.clone()))
             .timeout_config(timeouts)
-            .retry_config(retry);
+            .retry_config(retry)
+            .http_client(crate::tls::sdk_http_client());
         if let Some(endpoint) = &config.endpoint {
             // The local server accepts any credentials; never look for real ones.
             loader = loader

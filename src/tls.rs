@@ -1,0 +1,75 @@
+//! The one TLS trust store of the process: Mozilla's root certificates,
+//! compiled in (`webpki-root-certs`), shared by every HTTPS client — the
+//! JWKS fetcher, the webhook client and the DynamoDB SDK. Compiled in, so a
+//! cold start reads no certificate files (the system store was read once per
+//! client, three times in all), and the same on every machine the function
+//! runs on.
+
+use std::sync::{Arc, OnceLock};
+
+use aws_smithy_http_client::tls::{self, TlsContext, TrustStore};
+use base64::Engine as _;
+use rustls::RootCertStore;
+
+/// A rustls client configuration trusting the compiled-in roots (built once).
+pub fn client_config() -> rustls::ClientConfig {
+    static CONFIG: OnceLock<rustls::ClientConfig> = OnceLock::new();
+    CONFIG
+        .get_or_init(|| {
+            let mut roots = RootCertStore::empty();
+            // Every compiled-in root parses; one that did not would only be left out.
+            let _ = roots.add_parsable_certificates(webpki_root_certs::TLS_SERVER_ROOT_CERTS.iter().cloned());
+            rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::aws_lc_rs::default_provider()))
+                .with_safe_default_protocol_versions()
+                .map(|b| b.with_root_certificates(roots.clone()).with_no_client_auth())
+                .unwrap_or_else(|_| rustls::ClientConfig::builder().with_root_certificates(roots).with_no_client_auth())
+        })
+        .clone()
+}
+
+/// The DynamoDB SDK's HTTPS client, trusting the same roots (its own loader
+/// would read the system store).
+pub fn sdk_http_client() -> aws_sdk_dynamodb::config::SharedHttpClient {
+    let trust = TrustStore::empty().with_native_roots(false).with_pem_certificate(roots_pem().into_bytes());
+    let context = TlsContext::builder().with_trust_store(trust).build();
+    let builder = aws_smithy_http_client::Builder::new()
+        .tls_provider(tls::Provider::Rustls(tls::rustls_provider::CryptoMode::AwsLc));
+    match context {
+        Ok(context) => builder.tls_context(context).build_https(),
+        Err(error) => {
+            tracing::warn!(%error, "compiled-in roots refused; the SDK uses the system store");
+            builder.build_https()
+        }
+    }
+}
+
+/// The compiled-in roots as PEM (the form the SDK's trust store takes).
+fn roots_pem() -> String {
+    let b64 = base64::engine::general_purpose::STANDARD;
+    webpki_root_certs::TLS_SERVER_ROOT_CERTS
+        .iter()
+        .map(|cert| format!("-----BEGIN CERTIFICATE-----\n{}\n-----END CERTIFICATE-----\n", b64.encode(cert.as_ref())))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+
+    #[test]
+    fn every_compiled_in_root_reaches_both_trust_stores() {
+        let total = webpki_root_certs::TLS_SERVER_ROOT_CERTS.len();
+        assert!(total > 100, "{total}");
+        let from_pem: Vec<CertificateDer<'_>> =
+            CertificateDer::pem_slice_iter(roots_pem().as_bytes()).collect::<Result<_, _>>().unwrap();
+        assert_eq!(from_pem.len(), total);
+        assert_eq!(from_pem.first().unwrap().as_ref(), webpki_root_certs::TLS_SERVER_ROOT_CERTS[0].as_ref());
+        let mut roots = RootCertStore::empty();
+        let (added, _) = roots.add_parsable_certificates(from_pem);
+        assert!(added >= total - 2, "{added} of {total}");
+        assert!(client_config().alpn_protocols.is_empty());
+        let _client = sdk_http_client();
+    }
+}
