@@ -46,7 +46,7 @@ impl DevIssuer {
     /// A fresh random key (tests).
     pub fn generate() -> Result<DevIssuer, DevError> {
         let mut seed = [0u8; 32];
-        aws_lc_rs::rand::fill(&mut seed).map_err(|_| DevError::Key("no system randomness".into()))?;
+        getrandom::fill(&mut seed).map_err(|_| DevError::Key("no system randomness".into()))?;
         Self::from_seed(&seed)
     }
 
@@ -111,7 +111,7 @@ pub fn load_or_create_seed(path: &Path) -> Result<[u8; 32], DevError> {
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let mut seed = [0u8; 32];
-            aws_lc_rs::rand::fill(&mut seed).map_err(|_| DevError::Key("no system randomness".into()))?;
+            getrandom::fill(&mut seed).map_err(|_| DevError::Key("no system randomness".into()))?;
             if let Some(dir) = path.parent() {
                 std::fs::create_dir_all(dir).map_err(|e| DevError::Io(shown.clone(), e))?;
             }

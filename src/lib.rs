@@ -14,8 +14,8 @@
 //!
 //! Dependencies point one way, layer by layer (`scripts/check-layers.py`,
 //! run by `make lint`, keeps it so): `app` (composition root) → `edge` →
-//! `mcp` | `config` → `api` | `worker` → `store` | `auth` | `outbound` → `sys` |
-//! `secrets` | `json` → `domain` (pure). `app` builds each layer's narrow
+//! `mcp` | `config` → `api` | `worker` → `store` | `auth` | `outbound` | `secrets` → `sys` |
+//! `tls` | `json` → `domain` (pure). `app` builds each layer's narrow
 //! context once per container (`edge::Edge`, `api::Services`,
 //! `worker::Runner`); only `store` talks to DynamoDB and names keys; only
 //! `edge` and the binaries see `lambda_http` or `hyper`.

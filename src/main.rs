@@ -14,6 +14,7 @@ use inbox::{App, edge, telemetry};
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    inbox::sys::warm_crypto();
     let config = match Config::from_env() {
         Ok(config) => config,
         Err(error) => {

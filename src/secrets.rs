@@ -52,8 +52,7 @@ impl Secrets {
 
     fn seal_bytes(&self, purpose: &str, plaintext: &[u8]) -> Option<String> {
         let key = self.seals.first()?;
-        let mut nonce = [0u8; NONCE_LEN];
-        aws_lc_rs::rand::fill(&mut nonce).ok()?;
+        let nonce: [u8; NONCE_LEN] = crate::sys::random();
         let mut data = plaintext.to_vec();
         key.seal_in_place_append_tag(Nonce::assume_unique_for_key(nonce), Aad::from(purpose.as_bytes()), &mut data)
             .ok()?;

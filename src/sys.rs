@@ -21,12 +21,30 @@ pub fn unix_now() -> u64 {
     u64::try_from(now().unix_timestamp()).unwrap_or(0)
 }
 
-/// `n` bytes from the system RNG. aws-lc aborts the process itself when the
-/// system has no randomness, so the error path cannot be taken in practice.
+/// `N` bytes from the kernel's CSPRNG (`getrandom(2)`): ids, nonces,
+/// secrets. Not aws-lc's generator: its first use seeds a CPU-jitter entropy
+/// source, 30–50 ms of a cold start; `warm_crypto` pays that at INIT instead,
+/// for TLS. The kernel's generator never fails once the system has booted;
+/// should it, the process cannot make a safe value and stops.
 pub fn random<const N: usize>() -> [u8; N] {
     let mut bytes = [0u8; N];
-    let _ = aws_lc_rs::rand::fill(&mut bytes);
+    if let Err(error) = getrandom::fill(&mut bytes) {
+        // Cannot happen on a booted Linux (getrandom(2) blocks only before the
+        // pool is first seeded); if it did, no safe nonce, id or secret could
+        // be made, and predictable ones must never be.
+        panic!("the system has no randomness: {error}");
+    }
     bytes
+}
+
+/// Seeds aws-lc's random generator (used by TLS handshakes) on a thread of its
+/// own, so the first HTTPS call of a cold start does not wait for it. Called
+/// first thing by the binaries; INIT goes on meanwhile.
+pub fn warm_crypto() {
+    let _ = std::thread::Builder::new().name("warm-crypto".into()).spawn(|| {
+        let mut byte = [0u8; 1];
+        let _ = aws_lc_rs::rand::fill(&mut byte);
+    });
 }
 
 /// A new random id of `kind`.

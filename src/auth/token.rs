@@ -3,6 +3,9 @@
 //! `aud` (string or array, normalised), `exp`/`nbf`/`iat` with a small leeway,
 //! and the claims this product needs (`sub`, `org_id`, `scope` or `scp`).
 
+use std::collections::HashMap;
+use std::sync::Mutex;
+
 use jsonwebtoken::{Algorithm, Validation, decode, decode_header};
 use serde::Deserialize;
 
@@ -18,7 +21,24 @@ const ALLOWED: [Algorithm; 3] = [Algorithm::RS256, Algorithm::ES256, Algorithm::
 pub struct Verifier {
     issuer: String,
     pub jwks: JwksCache,
+    /// Tokens already verified, by SHA-256 of audience and token: a client
+    /// sends the same token with every request, and the signature check is
+    /// most of a cheap request's CPU. Kept until the token expires, at most
+    /// `VERIFIED_SECS`, so a key the issuer retires stops vouching soon after.
+    verified: Mutex<HashMap<[u8; 32], Verified>>,
 }
+
+#[derive(Clone)]
+struct Verified {
+    principal: Principal,
+    /// Unix seconds after which the entry is not used.
+    until: u64,
+}
+
+/// The longest a verified token is taken on trust without a new check.
+pub const VERIFIED_SECS: u64 = 300;
+/// Most tokens remembered per container; past it the memory starts over.
+const MAX_VERIFIED: usize = 10_000;
 
 #[derive(Deserialize)]
 #[serde(untagged)]
@@ -36,19 +56,44 @@ struct Claims {
     scope: Option<String>,
     scp: Option<Vec<String>>,
     iat: Option<u64>,
+    exp: u64,
 }
 
 impl Verifier {
     pub fn new(issuer: String, jwks: JwksCache) -> Self {
-        Self { issuer, jwks }
+        Self { issuer, jwks, verified: Mutex::new(HashMap::new()) }
     }
 
     pub fn issuer(&self) -> &str {
         &self.issuer
     }
 
-    /// Verifies `token` for the resource whose canonical URI is `audience`.
+    /// Verifies `token` for the resource whose canonical URI is `audience`
+    /// (or finds it verified within `VERIFIED_SECS` and not yet expired).
     pub async fn verify(&self, token: &str, audience: &str) -> Result<Principal, AuthError> {
+        let mut material = Vec::with_capacity(audience.len() + 1 + token.len());
+        material.extend_from_slice(audience.as_bytes());
+        material.push(0);
+        material.extend_from_slice(token.as_bytes());
+        let mut key = [0u8; 32];
+        key.copy_from_slice(aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, &material).as_ref());
+        let now = jsonwebtoken::get_current_timestamp();
+        // A poisoned map only holds copies of verified principals: keep using it.
+        let lock = || self.verified.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(hit) = lock().get(&key).filter(|v| v.until > now) {
+            return Ok(hit.principal.clone());
+        }
+        let (principal, exp) = self.verify_signed(token, audience).await?;
+        let mut verified = lock();
+        if verified.len() >= MAX_VERIFIED {
+            verified.clear();
+        }
+        verified.insert(key, Verified { principal: principal.clone(), until: exp.min(now + VERIFIED_SECS) });
+        Ok(principal)
+    }
+
+    /// The full check: signature against the issuer's key, then the claims.
+    async fn verify_signed(&self, token: &str, audience: &str) -> Result<(Principal, u64), AuthError> {
         let header = decode_header(token).map_err(|_| AuthError::InvalidToken("The access token is malformed"))?;
         if !ALLOWED.contains(&header.alg) {
             return Err(AuthError::InvalidToken("The access token algorithm is not allowed"));
@@ -108,7 +153,7 @@ impl Verifier {
             (None, Some(scp)) => Scopes::from_names(scp.iter().map(String::as_str)),
             (None, None) => Scopes::default(),
         };
-        Ok(Principal { iss: claims.iss, sub: claims.sub, org, scopes })
+        Ok((Principal { iss: claims.iss, sub: claims.sub, org, scopes }, claims.exp))
     }
 }
 

@@ -10,6 +10,7 @@ use lambda_runtime::{LambdaEvent, service_fn};
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    inbox::sys::warm_crypto();
     let config = match Config::from_env() {
         Ok(config) if config.mode == Mode::Lambda => config,
         Ok(_) => {

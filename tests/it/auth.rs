@@ -617,3 +617,18 @@ fn development_issuer_is_refused_on_lambda() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("DEV_ISSUER_KEY"), "{stderr}");
 }
+
+#[tokio::test]
+async fn a_token_verified_for_one_resource_is_not_taken_on_trust_for_the_other() {
+    let h = Harness::new();
+    let now = jsonwebtoken::get_current_timestamp();
+    let token = h.sign(&json!({"iss": common::ISSUER, "sub": "usr_admin", "org_id": "org_demo",
+        "aud": common::MCP_RESOURCE, "scope": common::ALL_SCOPES, "iat": now, "exp": now + 600}));
+    // Verified (and remembered) for the MCP endpoint...
+    for _ in 0..2 {
+        assert_eq!(tools_list(&h).token(&token).send().await.status, 200);
+    }
+    // ...it is still checked, and refused, for the REST API.
+    let resp = h.api("GET", "/inboxes").token(&token).send().await;
+    assert_eq!(resp.status, 401, "{}", String::from_utf8_lossy(&resp.body));
+}
