@@ -22,7 +22,7 @@ use crate::api::Services;
 use crate::auth::Verifier;
 use crate::auth::challenge::Resource;
 use crate::mcp::era::ProtocolVersion;
-use crate::mcp::{McpReply, McpServer, SERVER_TITLE, Trace};
+use crate::mcp::{McpReply, McpServer, ReplyBody, SERVER_TITLE, Trace};
 use mcp::McpRequest;
 use rest::RestRequest;
 
@@ -212,8 +212,13 @@ fn mcp_version_header() -> HeaderName {
 }
 
 fn mcp_response(reply: McpReply) -> Response<Body> {
-    let mut response = match &reply.body {
-        Some(body) => json_response(reply.status, body),
+    let mut response = match reply.body {
+        Some(ReplyBody::Json(body)) => json_response(reply.status, &body),
+        Some(ReplyBody::Serialized(text)) => {
+            let mut response = base_response(reply.status, Body::Text(text));
+            response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            response
+        }
         None => base_response(reply.status, Body::Empty),
     };
     let headers = response.headers_mut();

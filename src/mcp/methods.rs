@@ -65,7 +65,7 @@ pub async fn dispatch(call: &Call<'_>) -> Result<(Outcome, ProtocolVersion), Rpc
         "tools/list" => {
             no_cursor(params)?;
             let role = call.tenant.map_or(crate::domain::Role::Viewer, |t| t.role);
-            complete(json!({"tools": server.tools.list(version, call.principal, role)}))
+            Ok((Outcome::Serialized(server.tools.list_serialized(version, call.principal, role)), version))
         }
         "tools/call" => server.tools.call(call).await.map(|outcome| (outcome, version)),
         "resources/list" => {

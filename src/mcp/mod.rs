@@ -52,12 +52,21 @@ confirmation_required means this client cannot run them - tell the user, do not 
 Long operations answer at once with a job; follow it with jobs_get. \
 Send X-Workspace-Id when your organization has more than one workspace.";
 
+/// A reply body: a JSON document, or one already serialized (listings are
+/// assembled from pieces rendered once per container, without rebuilding
+/// their JSON trees per request).
+#[derive(Debug, Clone)]
+pub enum ReplyBody {
+    Json(Value),
+    Serialized(String),
+}
+
 /// The answer of the MCP pipeline, turned into an HTTP response by `crate::edge`.
 #[derive(Debug, Clone)]
 pub struct McpReply {
     pub status: u16,
     /// `None` for `202 Accepted` (no body, no `Content-Type`).
-    pub body: Option<Value>,
+    pub body: Option<ReplyBody>,
     /// The value of the `MCP-Protocol-Version` response header.
     pub version: ProtocolVersion,
     /// Extra response headers (challenges, rate-limit headers, `Retry-After`).
@@ -66,7 +75,8 @@ pub struct McpReply {
 
 impl McpReply {
     pub fn error(id: Option<&Value>, error: &RpcError, version: ProtocolVersion) -> Self {
-        Self { status: error.status, body: Some(error_body(id, error)), version, headers: error.headers.clone() }
+        let body = Some(ReplyBody::Json(error_body(id, error)));
+        Self { status: error.status, body, version, headers: error.headers.clone() }
     }
 
     pub fn accepted(version: ProtocolVersion) -> Self {
@@ -82,7 +92,7 @@ impl McpReply {
         } else {
             challenge.oauth_body()
         };
-        Self { status: challenge.status, body: Some(body), version, headers: challenge.headers() }
+        Self { status: challenge.status, body: Some(ReplyBody::Json(body)), version, headers: challenge.headers() }
     }
 
     /// Over the per-minute budget: 429 with the JSON-RPC error 42900.
@@ -125,6 +135,8 @@ fn workspace_error(error: TenancyError) -> RpcError {
 #[derive(Debug)]
 pub enum Outcome {
     Complete(Value),
+    /// A complete result already serialized: a JSON object, not empty.
+    Serialized(String),
     /// A multi-round-trip interim result (`resultType: "input_required"`).
     InputRequired(Value),
 }
@@ -163,6 +175,8 @@ pub struct Request {
 /// confirmation flow and the step-up challenge need.
 pub struct McpServer {
     server_info_meta: Value,
+    /// `server_info_meta` serialized.
+    server_info_json: String,
     pub(crate) discover: Value,
     pub(crate) tools: tools::Tools,
     pub(crate) resources: resources::Resources,
@@ -181,8 +195,10 @@ impl McpServer {
             "capabilities": capabilities(),
             "instructions": INSTRUCTIONS,
         });
+        let server_info_meta = json!({"io.modelcontextprotocol/serverInfo": server_info(ProtocolVersion::V2026_07_28)});
         Self {
-            server_info_meta: json!({"io.modelcontextprotocol/serverInfo": server_info(ProtocolVersion::V2026_07_28)}),
+            server_info_json: server_info_meta.to_string(),
+            server_info_meta,
             discover,
             tools: tools::Tools::new(),
             resources: resources::Resources::new(),
@@ -274,13 +290,14 @@ impl McpServer {
         let call = Call { server: self, api, era, client: &client, message, principal, tenant: tenant.as_ref() };
         match Box::pin(methods::dispatch(&call)).await {
             Ok((outcome, reply_version)) => {
-                let result = self.decorate(era, &message.method, outcome);
-                McpReply {
-                    status: 200,
-                    body: Some(result_body(id, result)),
-                    version: reply_version,
-                    headers: Vec::new(),
-                }
+                let body = match outcome {
+                    Outcome::Serialized(result) => {
+                        let result = self.decorate_serialized(era, &message.method, result);
+                        ReplyBody::Serialized(format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{result}}}"))
+                    }
+                    outcome => ReplyBody::Json(result_body(id, self.decorate(era, &message.method, outcome))),
+                };
+                McpReply { status: 200, body: Some(body), version: reply_version, headers: Vec::new() }
             }
             Err(error) => McpReply::error(Some(id), &error, version),
         }
@@ -293,6 +310,8 @@ impl McpServer {
         let (mut result, complete) = match outcome {
             Outcome::Complete(v) => (v, true),
             Outcome::InputRequired(v) => (v, false),
+            // Serialized results are decorated by `decorate_serialized`.
+            Outcome::Serialized(text) => (crate::json::parse_strict(&text).unwrap_or(Value::Null), true),
         };
         if era != Era::Stateless {
             return result;
@@ -313,6 +332,25 @@ impl McpServer {
                 object.insert("_meta".into(), self.server_info_meta.clone());
             }
         }
+        result
+    }
+}
+
+impl McpServer {
+    /// `decorate` for a complete result that is already serialized (a JSON
+    /// object without `_meta`): the same members, appended as text.
+    fn decorate_serialized(&self, era: Era, method: &str, mut result: String) -> String {
+        if era != Era::Stateless || !result.ends_with('}') {
+            return result;
+        }
+        result.pop();
+        result.push_str(",\"resultType\":\"complete\"");
+        if methods::is_cacheable(method) {
+            result.push_str(",\"ttlMs\":0,\"cacheScope\":\"private\"");
+        }
+        result.push_str(",\"_meta\":");
+        result.push_str(&self.server_info_json);
+        result.push('}');
         result
     }
 }

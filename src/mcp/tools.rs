@@ -25,7 +25,9 @@ use crate::domain::{Role, Scope};
 
 pub struct Tool {
     pub row: ToolRow,
-    rendered: [Value; 3],
+    /// The listing entry per protocol version, serialized once: what
+    /// `tools/list` is assembled from.
+    serialized: [String; 3],
 }
 
 impl Tool {
@@ -78,8 +80,8 @@ impl Tools {
         let tools = rows()
             .into_iter()
             .map(|row| {
-                let rendered = ProtocolVersion::SUPPORTED.map(|v| Tool::render(&row, v));
-                Tool { row, rendered }
+                let serialized = ProtocolVersion::SUPPORTED.map(|v| Tool::render(&row, v).to_string());
+                Tool { row, serialized }
             })
             .collect();
         Self { tools }
@@ -93,9 +95,19 @@ impl Tools {
         self.tools.iter()
     }
 
-    /// The tools this caller can run, in catalogue order, shaped for `version`.
-    pub fn list(&self, version: ProtocolVersion, principal: &Principal, role: Role) -> Vec<Value> {
-        self.tools.iter().filter(|t| t.visible_to(principal, role)).map(|t| version.pick(&t.rendered).clone()).collect()
+    /// The `tools/list` result object for this caller, serialized from the
+    /// pieces rendered at start-up (no JSON tree is built per request).
+    pub fn list_serialized(&self, version: ProtocolVersion, principal: &Principal, role: Role) -> String {
+        let mut out = String::with_capacity(16 * 1024);
+        out.push_str("{\"tools\":[");
+        for (i, tool) in self.tools.iter().filter(|t| t.visible_to(principal, role)).enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(version.pick::<String>(&tool.serialized));
+        }
+        out.push_str("]}");
+        out
     }
 
     pub async fn call(&self, call: &Call<'_>) -> Result<Outcome, RpcError> {
@@ -263,7 +275,8 @@ mod tests {
             assert!(!template.contains("{sender}") || required("sender"), "{} sender", tool.row.name);
             assert_eq!(tool.row.destructive, !tool.row.effect.is_empty(), "{}", tool.row.name);
             for version in ProtocolVersion::SUPPORTED {
-                assert_eq!(tool.rendered[version.index()]["inputSchema"]["type"], "object");
+                let entry: Value = serde_json::from_str(version.pick::<String>(&tool.serialized)).unwrap();
+                assert_eq!(entry["inputSchema"]["type"], "object");
             }
         }
     }
