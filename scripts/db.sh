@@ -4,6 +4,7 @@
 # .local/venv on first use and bound to 127.0.0.1 only.
 #   scripts/db.sh start   start it unless something already answers on the port
 #   scripts/db.sh stop    stop the server this script started (by its PID)
+#   scripts/db.sh install install it only (the fault tests start their own servers)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,6 +43,10 @@ case "${1:-start}" in
     echo "local DynamoDB did not start; see $LOG" >&2
     exit 1
     ;;
+  install)
+    # The fault tests start servers of their own from this install.
+    install
+    ;;
   stop)
     if [ -f "$PIDFILE" ]; then
       kill "$(cat "$PIDFILE")" 2>/dev/null || true
@@ -49,7 +54,7 @@ case "${1:-start}" in
     fi
     ;;
   *)
-    echo "usage: $0 start|stop" >&2
+    echo "usage: $0 start|stop|install" >&2
     exit 2
     ;;
 esac

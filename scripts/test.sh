@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 . scripts/lib.sh
 trap stop_db EXIT
 ensure_db
+scripts/db.sh install
 
 cargo test --all-targets "$@"
 
