@@ -275,6 +275,7 @@ pub async fn seed(store: &Store, secrets: &Secrets) -> Result<(), StoreError> {
                 attempts: 1,
                 result: Some(serde_json::json!({"status": "processed"})),
                 error: None,
+                error_kind: None,
                 created_at: "2026-11-21T10:15:00.000Z".into(),
                 updated_at: "2026-11-21T10:15:02.000Z".into(),
                 lease_until: None,

@@ -77,11 +77,11 @@ pub async fn reprocess(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError>
             message: "This e-mail is already being processed; follow its job".into(),
         });
     }
-    let previous = email.updated_at.clone();
+    let (previous, previous_status) = (email.updated_at.clone(), email.status);
     let job = new_job(JobKind::EmailReprocess, &email.id);
     email.status = EmailStatus::Processing;
     email.updated_at = now_string();
-    match ctx.store.enqueue_email_job(ctx.tenant, &email, &previous, &job).await {
+    match ctx.store.enqueue_email_job(ctx.tenant, &email, &previous, previous_status, &job).await {
         Ok(()) => accepted(&job),
         Err(StoreError::Conflict) => Err(ApiError::Conflict {
             code: "conflict",

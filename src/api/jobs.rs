@@ -1,6 +1,9 @@
 //! Jobs: the status of a long operation. Reading one needs the read scope of
 //! its subject (`emails:read` for e-mail jobs, `webhooks:read` for webhook
-//! and delivery jobs) and the viewer role.
+//! and delivery jobs) and the viewer role; cancelling one needs the write
+//! scope of its subject and the operator role. Only a queued job can be
+//! cancelled; cancelling a cancelled job again answers the same (200), one
+//! that is running or finished is left alone (409 `job_not_cancellable`).
 
 use serde_json::json;
 
@@ -19,6 +22,13 @@ pub fn read_scope(kind: JobKind) -> Scope {
     }
 }
 
+pub fn write_scope(kind: JobKind) -> Scope {
+    match kind {
+        JobKind::EmailProcess | JobKind::EmailReprocess => Scope::EmailsWrite,
+        JobKind::WebhookTest | JobKind::DeliveryResend => Scope::WebhooksWrite,
+    }
+}
+
 /// A new queued job about `subject_id`.
 pub fn new_job(kind: JobKind, subject_id: &str) -> Job {
     let now = now_string();
@@ -30,6 +40,7 @@ pub fn new_job(kind: JobKind, subject_id: &str) -> Job {
         attempts: 0,
         result: None,
         error: None,
+        error_kind: None,
         created_at: now.clone(),
         updated_at: now,
         lease_until: None,
@@ -44,12 +55,36 @@ pub fn accepted(job: &Job) -> Result<ApiResponse, ApiError> {
     Ok(response)
 }
 
+fn not_found() -> ApiError {
+    ApiError::NotFound { what: "Job" }
+}
+
 pub async fn get(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
-    let not_found = || ApiError::NotFound { what: "Job" };
     if !is_id(Kind::Job, id) {
         return Err(not_found());
     }
     let job = ctx.store.get_job(ctx.tenant, id).await?.ok_or_else(not_found)?;
     check(ctx, read_scope(job.kind), Permission::Read)?;
     ApiResponse::data(200, &job)
+}
+
+/// `POST /jobs/{id}/cancel`: 200 with the cancelled job.
+pub async fn cancel(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
+    if !is_id(Kind::Job, id) {
+        return Err(not_found());
+    }
+    // Read first: the scope and role depend on the job's subject.
+    let job = ctx.store.get_job(ctx.tenant, id).await?.ok_or_else(not_found)?;
+    check(ctx, write_scope(job.kind), Permission::Operate)?;
+    let job = match job.status {
+        JobStatus::Queued => ctx.store.cancel_job(ctx.tenant, id).await?.ok_or_else(not_found)?,
+        _ => job,
+    };
+    match job.status {
+        JobStatus::Cancelled => ApiResponse::data(200, &job),
+        status => Err(ApiError::Conflict {
+            code: "job_not_cancellable",
+            message: format!("This job is {}: only a queued job can be cancelled", status.as_str()),
+        }),
+    }
 }

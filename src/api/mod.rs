@@ -88,6 +88,7 @@ pub enum Op {
     DeliveriesList,
     DeliveryResend,
     JobGet,
+    JobCancel,
     Workspace,
 }
 
@@ -129,7 +130,7 @@ const fn row(op: Op, method: &'static str, template: &'static str, needs: Needs)
 use Permission::{Administer, Operate, Read};
 
 /// The route table: every operation, its method and path, and who may call it.
-pub const ROUTES: [RouteRow; 23] = [
+pub const ROUTES: [RouteRow; 24] = [
     row(Op::InboxesList, "GET", "/inboxes", Needs::Role(Scope::InboxesRead, Read)),
     row(Op::InboxesUpsert, "PUT", "/inboxes", Needs::Role(Scope::InboxesWrite, Administer)),
     row(Op::InboxGet, "GET", "/inboxes/{id}", Needs::Role(Scope::InboxesRead, Read)),
@@ -152,6 +153,12 @@ pub const ROUTES: [RouteRow; 23] = [
     row(Op::DeliveriesList, "GET", "/webhooks/{id}/deliveries", Needs::Role(Scope::WebhooksRead, Read)),
     row(Op::DeliveryResend, "POST", "/webhook_deliveries/{id}/resend", Needs::Role(Scope::WebhooksWrite, Operate)),
     row(Op::JobGet, "GET", "/jobs/{id}", Needs::Handler { any: &[Scope::EmailsRead, Scope::WebhooksRead] }),
+    row(
+        Op::JobCancel,
+        "POST",
+        "/jobs/{id}/cancel",
+        Needs::Handler { any: &[Scope::EmailsWrite, Scope::WebhooksWrite] },
+    ),
     row(Op::Workspace, "GET", "/workspace", Needs::Handler { any: &[Scope::InboxesRead, Scope::EmailsRead] }),
 ];
 
@@ -167,6 +174,12 @@ impl Op {
     /// Whether the operation changes state (and so honours `Idempotency-Key`).
     pub fn is_write(self) -> bool {
         self.row().method != "GET"
+    }
+
+    /// Whether it answers 202 with a job that finishes later (what the MCP
+    /// tools turn into tasks).
+    pub fn enqueues(self) -> bool {
+        matches!(self, Op::EmailReprocess | Op::WebhookTest | Op::DeliveryResend | Op::EmailIngest)
     }
 }
 
@@ -343,6 +356,7 @@ async fn run(ctx: &Ctx<'_>, route: &Route, q: Option<&str>, body: &[u8]) -> Resu
         Op::DeliveriesList => webhooks::deliveries(ctx, id, q).await,
         Op::DeliveryResend => webhooks::resend(ctx, id).await,
         Op::JobGet => jobs::get(ctx, id).await,
+        Op::JobCancel => jobs::cancel(ctx, id).await,
         Op::Workspace => workspace::get(ctx).await,
     }
 }

@@ -202,6 +202,32 @@ pub enum JobStatus {
     Running,
     Succeeded,
     Failed,
+    /// Cancelled while queued: it never ran and never will.
+    Cancelled,
+}
+
+impl JobStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobStatus::Queued => "queued",
+            JobStatus::Running => "running",
+            JobStatus::Succeeded => "succeeded",
+            JobStatus::Failed => "failed",
+            JobStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// Why a failed job failed: what a client may do about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobErrorKind {
+    /// The operation cannot be done (its subject was deleted, the webhook is
+    /// disabled): starting it again gives the same answer.
+    Operation,
+    /// The service failed to run it (storage kept failing through every
+    /// attempt): starting it again may work.
+    Platform,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -213,6 +239,9 @@ pub struct Job {
     pub attempts: u32,
     pub result: Option<Value>,
     pub error: Option<String>,
+    /// Set on failed jobs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<JobErrorKind>,
     pub created_at: String,
     pub updated_at: String,
     /// While running: when the claim lapses and another runner may take over.

@@ -84,7 +84,7 @@ pub async fn handle(edge: &Edge, request: &McpRequest<'_>, trace: &mut Trace) ->
         Ok(reply) => reply,
         Err(_) => {
             tracing::warn!(budget_ms = edge.request_timeout.as_millis(), "request budget exhausted");
-            McpReply::error(id, &crate::mcp::tools::unavailable(), version)
+            McpReply::error(id, &crate::mcp::results::unavailable(), version)
         }
     }
 }

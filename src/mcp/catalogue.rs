@@ -177,7 +177,7 @@ pub fn rows() -> Vec<ToolRow> {
         ToolRow {
             name: "emails_reprocess",
             title: "Reprocess e-mail",
-            description: "Run boleto extraction again for an e-mail. Answers at once with a job; follow it with jobs_get. Destructive: the user is asked to confirm.",
+            description: "Run boleto extraction again for an e-mail. Answers at once with a job; follow it with jobs_get (with the io.modelcontextprotocol/tasks extension, protocol 2026-07-28: a task, polled with tasks/get). Destructive: the user is asked to confirm.",
             op: Op::EmailReprocess,
             read_only: false,
             destructive: true,
@@ -241,7 +241,7 @@ pub fn rows() -> Vec<ToolRow> {
         ToolRow {
             name: "webhooks_test",
             title: "Test webhook",
-            description: "Send a signed webhook.test event to the webhook. Answers at once with a job; follow it with jobs_get. Destructive: the user is asked to confirm.",
+            description: "Send a signed webhook.test event to the webhook. Answers at once with a job; follow it with jobs_get (with the io.modelcontextprotocol/tasks extension, protocol 2026-07-28: a task, polled with tasks/get). Destructive: the user is asked to confirm.",
             op: Op::WebhookTest,
             read_only: false,
             destructive: true,
@@ -270,7 +270,7 @@ pub fn rows() -> Vec<ToolRow> {
         ToolRow {
             name: "webhook_deliveries_resend",
             title: "Resend delivery",
-            description: "Send a delivery's event again, as a new attempt. Answers at once with a job; follow it with jobs_get. Destructive: the user is asked to confirm.",
+            description: "Send a delivery's event again, as a new attempt. Answers at once with a job; follow it with jobs_get (with the io.modelcontextprotocol/tasks extension, protocol 2026-07-28: a task, polled with tasks/get). Destructive: the user is asked to confirm.",
             op: Op::DeliveryResend,
             read_only: false,
             destructive: true,

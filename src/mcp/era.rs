@@ -241,11 +241,16 @@ fn header_error(header: &str, header_value: Option<&str>, body_value: Option<&st
     RpcError::header_mismatch(format!("Header {header} {what}")).with_data(Value::Object(data))
 }
 
+/// The tasks extension's identifier (`capabilities.extensions` key).
+pub const EXT_TASKS: &str = "io.modelcontextprotocol/tasks";
+
 /// What the envelope tells about the client, once it has been validated.
 #[derive(Debug, Clone, Default)]
 pub struct ClientContext {
     /// The client declared form-mode elicitation on this request.
     pub form_elicitation: bool,
+    /// The client declared the tasks extension on this request.
+    pub tasks: bool,
 }
 
 /// Stage F1: the rest of the envelope (stateless era).
@@ -274,7 +279,16 @@ pub fn check_envelope(message: &Message) -> Result<ClientContext, RpcError> {
     {
         return Err(invalid(KEY_LOG_LEVEL, "must be a defined log level"));
     }
-    Ok(ClientContext { form_elicitation: declares_form_elicitation(capabilities) })
+    Ok(ClientContext {
+        form_elicitation: declares_form_elicitation(capabilities),
+        tasks: declares_extension(capabilities, EXT_TASKS),
+    })
+}
+
+/// `extensions: {"<id>": {…}}`: the settings are an object (empty when the
+/// extension defines none); anything else declares nothing.
+fn declares_extension(capabilities: &Map<String, Value>, id: &str) -> bool {
+    capabilities.get("extensions").and_then(Value::as_object).and_then(|e| e.get(id)).is_some_and(Value::is_object)
 }
 
 /// `elicitation: {}` means form only; `{"url": {}}` alone excludes form.
@@ -311,6 +325,7 @@ pub fn check_routing_headers(message: &Message, headers: &HeaderMap) -> Result<(
     let mirrored = match method {
         "tools/call" | "prompts/get" => message.params.get("name"),
         "resources/read" => message.params.get("uri"),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => message.params.get("taskId"),
         _ => None,
     };
     // Nothing to mirror: params validation answers instead.
@@ -403,5 +418,16 @@ mod tests {
         assert!(!declares_form_elicitation(&caps(json!({"elicitation": {"url": {}}}))));
         assert!(!declares_form_elicitation(&caps(json!({}))));
         assert!(!declares_form_elicitation(&caps(json!({"elicitation": true}))));
+    }
+
+    #[test]
+    fn extensions_are_declared_with_an_object() {
+        let caps = |v: Value| v.as_object().cloned().unwrap();
+        assert!(declares_extension(&caps(json!({"extensions": {EXT_TASKS: {}}})), EXT_TASKS));
+        assert!(declares_extension(&caps(json!({"extensions": {EXT_TASKS: {"x": 1}}})), EXT_TASKS));
+        assert!(!declares_extension(&caps(json!({"extensions": {EXT_TASKS: true}})), EXT_TASKS));
+        assert!(!declares_extension(&caps(json!({"extensions": {"io.modelcontextprotocol/ui": {}}})), EXT_TASKS));
+        assert!(!declares_extension(&caps(json!({"extensions": [EXT_TASKS]})), EXT_TASKS));
+        assert!(!declares_extension(&caps(json!({EXT_TASKS: {}})), EXT_TASKS));
     }
 }

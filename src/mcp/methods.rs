@@ -20,14 +20,15 @@ const BOTH: &[&str] = &[
     "completion/complete",
 ];
 
-/// Stage G: is `method` served in `era`? Discovery exists only in the
-/// stateless era; the handshake and `ping` only in the handshake era.
+/// Stage G: is `method` served in `era`? Discovery and the tasks extension
+/// exist only in the stateless era; the handshake and `ping` only in the
+/// handshake era.
 pub fn is_served(era: Era, method: &str) -> bool {
-    let own: &[&str] = match era {
-        Era::Stateless => &["server/discover"],
-        Era::Handshake(_) => &["initialize", "ping"],
+    let own = match era {
+        Era::Stateless => method == "server/discover" || super::tasks::METHODS.contains(&method),
+        Era::Handshake(_) => matches!(method, "initialize" | "ping"),
     };
-    own.contains(&method) || BOTH.contains(&method)
+    own || BOTH.contains(&method)
 }
 
 /// Methods that act on a workspace (everything but discovery and the handshake).
@@ -83,6 +84,9 @@ pub async fn dispatch(call: &Call<'_>) -> Result<(Outcome, ProtocolVersion), Rpc
         }
         "prompts/get" => complete(server.prompts.get(call).await?),
         "completion/complete" => complete(super::completion::complete(call, params, version).await?),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => {
+            super::tasks::dispatch(call).await.map(|outcome| (outcome, version))
+        }
         // is_served() admitted only the names above.
         other => Err(RpcError::method_not_found(other, call.era == Era::Stateless)),
     }

@@ -229,7 +229,7 @@ impl Prompts {
         }
         let missing: Vec<Scope> = prompt.scopes.iter().copied().filter(|s| !call.principal.has(*s)).collect();
         if !missing.is_empty() {
-            return Err(super::tools::step_up(call, &missing));
+            return Err(super::results::step_up(call, &missing));
         }
         let (argument, collection) = prompt.subject;
         let id = args.get(argument).and_then(Value::as_str).unwrap_or("");
@@ -239,7 +239,7 @@ impl Prompts {
         let path = format!("{collection}/{}", utf8_percent_encode(id, NON_ALPHANUMERIC));
         let found = api::call(&ctx, &ApiRequest { method: "GET", path: &path, query: None, body: &[] }).await;
         if let Err(ApiError::Unavailable) = found {
-            return Err(super::tools::unavailable());
+            return Err(super::results::unavailable());
         }
         if !found.is_ok_and(|response| response.is_success()) {
             return Err(RpcError::invalid_params(format!("{argument} names no record you can read: {id}"))

@@ -193,14 +193,14 @@ impl Resources {
         };
         if !readable {
             let missing: Vec<Scope> = scopes.iter().copied().filter(|s| !call.principal.has(*s)).collect();
-            return Err(super::tools::step_up(call, &missing));
+            return Err(super::results::step_up(call, &missing));
         }
         let Some(tenant) = call.tenant else { return Err(not_found(call.era, uri)) };
         let ctx = call.api.ctx(call.principal, tenant);
         let response = match api::call(&ctx, &ApiRequest { method: "GET", path: &path, query: None, body: &[] }).await {
             Ok(response) if response.is_success() => response,
-            Err(ApiError::InsufficientScope { scopes }) => return Err(super::tools::step_up(call, &scopes)),
-            Err(ApiError::Unavailable) => return Err(super::tools::unavailable()),
+            Err(ApiError::InsufficientScope { scopes }) => return Err(super::results::step_up(call, &scopes)),
+            Err(ApiError::Unavailable) => return Err(super::results::unavailable()),
             // Missing and unreadable look the same.
             Ok(_) | Err(_) => return Err(not_found(call.era, uri)),
         };

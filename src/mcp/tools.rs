@@ -8,7 +8,9 @@
 //! missing role (a tool error `forbidden`), invalid arguments (a tool error
 //! naming the argument), confirmation of destructive tools, then the call.
 //! The scope and role come from the API's route table and are checked once,
-//! by `api::authorize`, whose permit the call then needs.
+//! by `api::authorize`, whose permit the call then needs. A long tool's job
+//! is answered as a task when the request declares the tasks extension
+//! (`super::tasks`).
 
 use serde_json::{Map, Value, json};
 
@@ -16,12 +18,14 @@ use super::catalogue::{ToolRow, rows};
 use super::confirm::{self, Decision};
 use super::era::{Era, ProtocolVersion};
 use super::jsonrpc::RpcError;
+use super::results::{step_up, tool_result, unavailable};
 use super::schema;
+use super::tasks;
 use super::{Call, Outcome};
 use crate::api::error::ApiError;
 use crate::api::{self, Needs, Route};
 use crate::auth::Principal;
-use crate::domain::{Role, Scope};
+use crate::domain::Role;
 
 pub struct Tool {
     pub row: ToolRow,
@@ -170,9 +174,17 @@ impl Tools {
             }
         }
 
-        // Stage K: the REST handler, in-process.
+        // Stage K: the REST handler, in-process. A job it enqueued is a task
+        // for a client that declared the tasks extension on this request
+        // (after the confirmation above: the task exists only once it runs).
         let (route, query, body) = request_parts(&tool.row, &args);
         match api::dispatch(&ctx, permit, &route, query.as_deref(), &body).await {
+            Ok(response) if call.client.tasks && tool.row.op.enqueues() && response.status == 202 => {
+                Ok(match tasks::created(&response) {
+                    Some(task) => Outcome::Task(task),
+                    None => tool_result(version, &response.body, false),
+                })
+            }
             Ok(response) => Ok(tool_result(version, &response.body, !response.is_success())),
             Err(ApiError::InsufficientScope { scopes }) => Err(step_up(call, &scopes)),
             // Storage trouble is the server's, not the tool's: 503 with Retry-After.
@@ -213,33 +225,6 @@ fn request_parts(row: &ToolRow, args: &Map<String, Value>) -> (Route, Option<Str
     } else {
         (route, None, Value::Object(rest).to_string().into_bytes())
     }
-}
-
-/// The service cannot answer now (storage slow or down): HTTP 503 with
-/// `Retry-After`, the JSON-RPC error 50300.
-pub fn unavailable() -> RpcError {
-    RpcError::unavailable("The service is temporarily unavailable; try again shortly")
-}
-
-/// HTTP 403 with the step-up challenge of the MCP resource.
-pub fn step_up(call: &Call<'_>, scopes: &[Scope]) -> RpcError {
-    let challenge = call.server.resource.insufficient_scope(scopes);
-    let mut error = RpcError::forbidden(challenge.description.clone())
-        .with_data(json!({"requiredScopes": scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>()}));
-    error.headers = challenge.headers();
-    error
-}
-
-/// A tool result carrying `body` (the endpoint's JSON) as text and, where the
-/// version has it, as `structuredContent`.
-pub fn tool_result(version: ProtocolVersion, body: &Value, is_error: bool) -> Outcome {
-    let mut result = Map::new();
-    result.insert("content".into(), json!([{"type": "text", "text": body.to_string()}]));
-    if version != ProtocolVersion::V2025_03_26 && body.is_object() {
-        result.insert("structuredContent".into(), body.clone());
-    }
-    result.insert("isError".into(), Value::Bool(is_error));
-    Outcome::Complete(Value::Object(result))
 }
 
 fn confirmation_required(tool: &Tool, version: ProtocolVersion) -> Outcome {

@@ -7,7 +7,7 @@ use super::keys::{self};
 use super::writes::{built, put, ws_pk};
 use super::{Store, StoreError, s};
 use crate::domain::Tenant;
-use crate::domain::records::{Email, Job};
+use crate::domain::records::{Email, EmailStatus, Job};
 
 /// E-mail list filters.
 #[derive(Default)]
@@ -90,12 +90,14 @@ impl Store {
     }
 
     /// Stores `email` (its new state) and `job` in one transaction, if the
-    /// e-mail is live and unchanged since `previous_updated_at`.
+    /// e-mail is live and unchanged since `previous_updated_at`. A cancelled
+    /// job puts `previous_status` back.
     pub async fn enqueue_email_job(
         &self,
         t: &Tenant,
         email: &Email,
         previous_updated_at: &str,
+        previous_status: EmailStatus,
         job: &Job,
     ) -> Result<(), StoreError> {
         let put_email = built(
@@ -108,7 +110,8 @@ impl Store {
                 .expression_attribute_values(":prev", s(previous_updated_at))
                 .build(),
         )?;
-        self.transact(vec![TransactWriteItem::builder().put(put_email).build(), self.job_put(t, job)?]).await
+        let job = self.job_put_restoring(t, job, previous_status)?;
+        self.transact(vec![TransactWriteItem::builder().put(put_email).build(), job]).await
     }
 }
 

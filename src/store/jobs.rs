@@ -3,14 +3,18 @@
 //! index (the local runner reads it); every job item names its tenant (the
 //! stream worker reads it).
 
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, TransactWriteItem};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, TransactWriteItem, Update};
 
-use super::items::{Item, Keys, to_item};
+use super::items::{Item, Keys, from_item, to_item};
 use super::keys::{self, PK, SK};
-use super::writes::{put, ws_pk};
+use super::writes::{built, put, ws_pk};
 use super::{Store, StoreError, s};
 use crate::domain::Tenant;
-use crate::domain::records::{Job, JobStatus};
+use crate::domain::records::{EmailStatus, Job, JobKind, JobStatus};
+
+/// On an e-mail job's item: the e-mail's status before the job set it to
+/// `processing`, put back if the job is cancelled. Not part of the job's JSON.
+const RESTORE: &str = "restore_status";
 
 impl Store {
     /// A job item: queued jobs are also in the queue index (for the local
@@ -30,6 +34,93 @@ impl Store {
 
     pub(super) fn job_put(&self, t: &Tenant, job: &Job) -> Result<TransactWriteItem, StoreError> {
         put(self.table(), Self::job_item(t, job)?, Some("attribute_not_exists(pk)"))
+    }
+
+    /// `job_put` for a job that set its e-mail to `processing`, remembering
+    /// the status to put back should the job be cancelled.
+    pub(super) fn job_put_restoring(
+        &self,
+        t: &Tenant,
+        job: &Job,
+        restore: EmailStatus,
+    ) -> Result<TransactWriteItem, StoreError> {
+        let mut item = Self::job_item(t, job)?;
+        let restore = serde_json::to_value(restore).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        if let Some(restore) = restore.as_str() {
+            item.insert(RESTORE.into(), s(restore));
+        }
+        put(self.table(), item, Some("attribute_not_exists(pk)"))
+    }
+
+    /// Cancels a queued job: `queued → cancelled`, out of the queue index, so
+    /// no runner ever leases it; an e-mail it had set to `processing` gets its
+    /// previous status back, in the same transaction. A job that is no longer
+    /// queued is left as it is. Returns the job as it now is (`None`: no such
+    /// job); its status says whether it was cancelled.
+    pub async fn cancel_job(&self, t: &Tenant, id: &str) -> Result<Option<Job>, StoreError> {
+        let out = self
+            .client()
+            .get_item()
+            .table_name(self.table())
+            .key(PK, s(ws_pk(t)))
+            .key(SK, s(keys::job(id)))
+            .consistent_read(true)
+            .send()
+            .await?;
+        let Some(item) = out.item else { return Ok(None) };
+        let restore = match item.get(RESTORE) {
+            Some(AttributeValue::S(status)) => Some(status.clone()),
+            _ => None,
+        };
+        let mut job: Job = from_item(item)?;
+        if job.status != JobStatus::Queued {
+            return Ok(Some(job));
+        }
+        let now = crate::sys::now_string();
+        let cancel = built(
+            Update::builder()
+                .table_name(self.table())
+                .key(PK, s(ws_pk(t)))
+                .key(SK, s(keys::job(id)))
+                .update_expression("SET #st = :cancelled, updated_at = :at REMOVE gsi1pk, gsi1sk")
+                .condition_expression("#st = :queued")
+                .expression_attribute_names("#st", "status")
+                .expression_attribute_values(":cancelled", s("cancelled"))
+                .expression_attribute_values(":queued", s("queued"))
+                .expression_attribute_values(":at", s(now.clone()))
+                .build(),
+        )?;
+        let mut items = vec![TransactWriteItem::builder().update(cancel).build()];
+        let is_email_job = matches!(job.kind, JobKind::EmailProcess | JobKind::EmailReprocess);
+        if let (Some(restore), true) = (restore, is_email_job) {
+            let email = built(
+                Update::builder()
+                    .table_name(self.table())
+                    .key(PK, s(ws_pk(t)))
+                    .key(SK, s(keys::email(&job.subject_id)))
+                    .update_expression("SET #st = :restore, updated_at = :at")
+                    .condition_expression("#st = :processing")
+                    .expression_attribute_names("#st", "status")
+                    .expression_attribute_values(":restore", s(restore))
+                    .expression_attribute_values(":processing", s("processing"))
+                    .expression_attribute_values(":at", s(now.clone()))
+                    .build(),
+            )?;
+            items.push(TransactWriteItem::builder().update(email).build());
+        }
+        match self.transact(items).await {
+            Ok(()) => {
+                job.status = JobStatus::Cancelled;
+                job.updated_at = now;
+                Ok(Some(job))
+            }
+            // A runner leased it first (or the e-mail changed): as it now is.
+            Err(StoreError::Conflict) => match self.get_job(t, id).await? {
+                Some(job) if job.status == JobStatus::Queued => Err(StoreError::Conflict),
+                other => Ok(other),
+            },
+            Err(e) => Err(e),
+        }
     }
 
     /// Writes a job as it is now.

@@ -2,7 +2,10 @@
 //! feeds it. On AWS the worker Lambda (`src/bin/worker.rs`) calls the same
 //! `run` for every new job item in the table's stream.
 //!
-//! Lifecycle: `queued → running → succeeded | failed`. A runner claims a job
+//! Lifecycle: `queued → running → succeeded | failed`, or `queued →
+//! cancelled` (`Store::cancel_job`): a cancelled job is never leased, so it
+//! never runs. A failed job says why (`JobErrorKind`): the operation could
+//! not be done, or the platform gave up on it. A runner claims a job
 //! with a conditional write (`lease_job`), so a redelivered or duplicated
 //! stream record finds it taken or finished and does nothing: the effect runs
 //! once. The lease is time-bounded; a runner that died mid-job leaves a running job
@@ -22,7 +25,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::domain::Tenant;
-use crate::domain::records::{Job, JobStatus};
+use crate::domain::records::{Job, JobErrorKind, JobStatus};
 use crate::outbound::Outbound;
 use crate::secrets::Secrets;
 use crate::store::{Store, StoreError};
@@ -47,7 +50,7 @@ pub const LEASE_SECS: u64 = 120;
 pub enum Ran {
     /// Finished (succeeded or failed) by this runner.
     Finished(JobStatus),
-    /// Finished before, or no such job; nothing was done.
+    /// Finished or cancelled before, or no such job; nothing was done.
     Skipped,
     /// Running under someone else's live lease — another runner, or a lease
     /// write that timed out here but was applied. Nothing was done; deliver
@@ -89,9 +92,9 @@ pub async fn run(runner: &Runner, tenant: &Tenant, id: &str) -> Result<Ran, Stor
     let outcome = loop {
         match effects::apply(runner, tenant, &job).await {
             Ok(result) => break Ok(result),
-            Err(EffectError::Permanent(why)) => break Err(why),
+            Err(EffectError::Permanent(why)) => break Err((JobErrorKind::Operation, why)),
             Err(EffectError::Transient(e)) if job.attempts >= MAX_ATTEMPTS => {
-                break Err(format!("gave up after {} attempts: {e}", job.attempts));
+                break Err((JobErrorKind::Platform, format!("gave up after {} attempts: {e}", job.attempts)));
             }
             Err(EffectError::Transient(e)) => {
                 tracing::warn!(job = %job.id, attempt = job.attempts, error = %e, "transient failure; retrying");
@@ -108,17 +111,19 @@ async fn finish(
     runner: &Runner,
     tenant: &Tenant,
     job: &mut Job,
-    outcome: Result<Value, String>,
+    outcome: Result<Value, (JobErrorKind, String)>,
 ) -> Result<Ran, StoreError> {
     match outcome {
         Ok(result) => {
             job.status = JobStatus::Succeeded;
             job.result = Some(result);
             job.error = None;
+            job.error_kind = None;
         }
-        Err(error) => {
+        Err((kind, error)) => {
             job.status = JobStatus::Failed;
             job.error = Some(error);
+            job.error_kind = Some(kind);
         }
     }
     job.lease_until = None;

@@ -446,7 +446,8 @@ async fn a_changed_expectation_is_reported() {
         "logging": "$absent",
         "supportedVersions": {"$unordered": ["2025-03-26", "2026-07-28", "2025-06-18"]},
         "ttlMs": {"$type": "integer"},
-        "capabilities": {"$exact": {"tools": {}, "resources": {}, "prompts": {}, "completions": {}}},
+        "capabilities": {"$exact": {"tools": {}, "resources": {}, "prompts": {}, "completions": {},
+            "extensions": {"io.modelcontextprotocol/tasks": {}}}},
         "instructions": {"$contains": ["third-party"], "$excludes": ["no such words"]},
     }}});
     assert_eq!(compare("discover", &right, &actual), Vec::<String>::new());

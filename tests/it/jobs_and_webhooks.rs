@@ -31,12 +31,12 @@ use tokio::net::{TcpListener, TcpStream};
 
 /// Sends with the request's future on the heap (the handler's future is
 /// large in debug builds).
-async fn send(req: Req<'_>) -> Resp {
+pub(crate) async fn send(req: Req<'_>) -> Resp {
     Box::pin(req.send()).await
 }
 
 /// A REST call as the demo admin on `ws_main`: status and JSON body.
-async fn rest(h: &Harness, method: &str, path: &str) -> (u16, Value) {
+pub(crate) async fn rest(h: &Harness, method: &str, path: &str) -> (u16, Value) {
     let resp = send(h.api(method, path)).await;
     (resp.status, resp.json())
 }
@@ -49,7 +49,7 @@ async fn get(h: &Harness, path: &str) -> Value {
 }
 
 /// The tenant jobs of the demo workspace run as.
-fn ws_main() -> Tenant {
+pub(crate) fn ws_main() -> Tenant {
     Tenant {
         org: OrgId::parse("org_demo").expect("org id"),
         workspace: WorkspaceId::parse("ws_main").expect("workspace id"),
@@ -58,7 +58,7 @@ fn ws_main() -> Tenant {
 }
 
 /// Runs a job the way the worker does.
-async fn run_job(h: &Harness, id: &str) -> Ran {
+pub(crate) async fn run_job(h: &Harness, id: &str) -> Ran {
     let app = h.app().await;
     Box::pin(inbox::worker::run(&app.runner, &ws_main(), id))
         .await
@@ -159,14 +159,14 @@ fn signature_verifies(header: &str, secret: &str, body: &[u8]) -> bool {
 
 /// One request a receiver got.
 #[derive(Debug, Clone)]
-struct Hit {
+pub(crate) struct Hit {
     path: String,
     headers: http::HeaderMap,
     body: Vec<u8>,
 }
 
 impl Hit {
-    fn header(&self, name: &str) -> &str {
+    pub(crate) fn header(&self, name: &str) -> &str {
         self.headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_else(|| panic!("no {name} header: {self:?}"))
     }
 
@@ -176,15 +176,21 @@ impl Hit {
     }
 }
 
-/// A webhook receiver on loopback that records every request and answers 200.
-struct Receiver {
+/// A webhook receiver on loopback that records every request and answers
+/// 200 (or the status it was started with).
+pub(crate) struct Receiver {
     addr: SocketAddr,
     hits: Arc<Mutex<Vec<Hit>>>,
     task: tokio::task::JoinHandle<()>,
 }
 
 impl Receiver {
-    async fn start() -> Receiver {
+    pub(crate) async fn start() -> Receiver {
+        Receiver::answering(200).await
+    }
+
+    pub(crate) async fn answering(status: u16) -> Receiver {
+        let status = http::StatusCode::from_u16(status).expect("a valid status");
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind receiver");
         let addr = listener.local_addr().expect("receiver address");
         let hits = Arc::new(Mutex::new(Vec::new()));
@@ -204,9 +210,10 @@ impl Receiver {
                                 headers: parts.headers,
                                 body,
                             });
-                            Ok::<_, std::convert::Infallible>(http::Response::new(http_body_util::Full::new(
-                                bytes::Bytes::from_static(b"ok"),
-                            )))
+                            let mut response =
+                                http::Response::new(http_body_util::Full::new(bytes::Bytes::from_static(b"ok")));
+                            *response.status_mut() = status;
+                            Ok::<_, std::convert::Infallible>(response)
                         }
                     });
                     let io = hyper_util::rt::TokioIo::new(stream);
@@ -217,16 +224,16 @@ impl Receiver {
         Receiver { addr, hits, task }
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("http://{}/hook", self.addr)
     }
 
-    fn hits(&self) -> Vec<Hit> {
+    pub(crate) fn hits(&self) -> Vec<Hit> {
         self.hits.lock().expect("hits lock").clone()
     }
 
     /// The requests that carried event `event_type`.
-    fn events(&self, event_type: &str) -> Vec<Hit> {
+    pub(crate) fn events(&self, event_type: &str) -> Vec<Hit> {
         self.hits().into_iter().filter(|h| h.headers.get("x-kobana-event").is_some_and(|v| v == event_type)).collect()
     }
 }

@@ -15,3 +15,4 @@ mod local_server;
 mod mcp_conformance;
 mod mcp_tools;
 mod rest_api;
+mod tasks;

@@ -209,6 +209,9 @@ impl Harness {
         let mirrored = match method {
             "tools/call" | "prompts/get" => params.get("name").and_then(Value::as_str).map(str::to_owned),
             "resources/read" => params.get("uri").and_then(Value::as_str).map(str::to_owned),
+            "tasks/get" | "tasks/update" | "tasks/cancel" => {
+                params.get("taskId").and_then(Value::as_str).map(str::to_owned)
+            }
             _ => None,
         };
         let mut req = self
@@ -387,11 +390,17 @@ impl Resp {
     /// Assert a decorated stateless success.
     #[track_caller]
     pub fn assert_stateless_ok(&self, id: Value) -> Value {
+        self.assert_stateless_result(id, "complete")
+    }
+
+    /// A successful stateless answer whose `resultType` is `result_type`.
+    #[track_caller]
+    pub fn assert_stateless_result(&self, id: Value, result_type: &str) -> Value {
         let body = self.json();
         assert_eq!(self.status, 200, "body {body}");
         assert_eq!(body["id"], id);
         let result = self.result();
-        assert_eq!(result["resultType"], "complete", "result {result}");
+        assert_eq!(result["resultType"], result_type, "result {result}");
         let info = &result["_meta"]["io.modelcontextprotocol/serverInfo"];
         assert_eq!(info["name"], "kobana-autonomous-inbox");
         assert!(info["version"].is_string());

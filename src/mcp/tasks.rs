@@ -1,0 +1,260 @@
+//! The tasks extension (`io.modelcontextprotocol/tasks`, protocol
+//! 2026-07-28) over the job queue: a task is a job seen through MCP.
+//!
+//! - A request opts in by declaring the extension in its per-request client
+//!   capabilities. Only then does a long tool (one whose API operation
+//!   enqueues a job, `crate::api::Op::enqueues`) answer with a
+//!   `CreateTaskResult` instead of the job's 202 body, and only then are
+//!   `tasks/get`, `tasks/update` and `tasks/cancel` served (-32021 otherwise).
+//! - The task id is the job id. `tasks/get` reads the job through
+//!   `GET /api/v1/jobs/{id}` and `tasks/cancel` cancels it through
+//!   `POST /api/v1/jobs/{id}/cancel`, in-process: the same tenant, workspace,
+//!   scope and role rules as REST. A job the caller cannot read (unknown,
+//!   another workspace or organization, a subject outside its scopes) is
+//!   "Task not found" (-32602), never a hint that it exists elsewhere.
+//! - Job status → task status: queued/running → `working`; succeeded →
+//!   `completed` with the tool's result inlined (`isError` when the job's
+//!   effect failed: the boleto did not parse, the receiver refused the
+//!   delivery); failed because the operation cannot be done (subject gone,
+//!   webhook disabled) → `completed` with `isError`; failed because the
+//!   platform gave up (storage kept failing) → `failed` with a JSON-RPC
+//!   error; cancelled → `cancelled`.
+//! - Nothing here asks the client for input, so `tasks/update` is -32602.
+
+use serde_json::{Map, Value, json};
+
+use super::era::{EXT_TASKS, ProtocolVersion};
+use super::jsonrpc::RpcError;
+use super::results::{call_tool_result, step_up, unavailable};
+use super::{Call, Outcome};
+use crate::api::error::ApiError;
+use crate::api::{self, ApiResponse, Ctx, Op, Route};
+use crate::domain::records::{Job, JobErrorKind, JobStatus};
+
+/// How long a task stays readable after it was created: jobs are kept at
+/// least this long (today they are never removed).
+pub const TTL_MS: u64 = 7 * 24 * 60 * 60 * 1000;
+
+/// How often a client should poll: jobs usually finish within seconds.
+pub const POLL_INTERVAL_MS: u64 = 1000;
+
+/// The methods of the extension (stateless era only).
+pub const METHODS: [&str; 3] = ["tasks/get", "tasks/update", "tasks/cancel"];
+
+/// A `CreateTaskResult` (without `resultType`, which decoration adds) for a
+/// job just enqueued, when the 202 body carries one.
+pub fn created(response: &ApiResponse) -> Option<Value> {
+    let job: Job = serde_json::from_value(response.body.get("data")?.get("job")?.clone()).ok()?;
+    Some(Value::Object(envelope(&job)))
+}
+
+/// The fields every task view has, from the job as it is now.
+fn envelope(job: &Job) -> Map<String, Value> {
+    let (status, message) = match job.status {
+        JobStatus::Queued => ("working", "Queued; it starts shortly.".to_owned()),
+        JobStatus::Running => ("working", format!("Running (attempt {}).", job.attempts.max(1))),
+        JobStatus::Succeeded => ("completed", "Finished.".to_owned()),
+        JobStatus::Failed if job.error_kind == Some(JobErrorKind::Operation) => {
+            ("completed", "Finished: the operation could not be done.".to_owned())
+        }
+        JobStatus::Failed => ("failed", "The service could not run it; starting it again may work.".to_owned()),
+        JobStatus::Cancelled => ("cancelled", "Cancelled before it ran; nothing was done.".to_owned()),
+    };
+    let mut task = Map::new();
+    task.insert("taskId".into(), Value::from(job.id.as_str()));
+    task.insert("status".into(), Value::from(status));
+    task.insert("statusMessage".into(), Value::from(message));
+    task.insert("createdAt".into(), Value::from(job.created_at.as_str()));
+    task.insert("lastUpdatedAt".into(), Value::from(job.updated_at.as_str()));
+    task.insert("ttlMs".into(), Value::from(TTL_MS));
+    task.insert("pollIntervalMs".into(), Value::from(POLL_INTERVAL_MS));
+    task
+}
+
+/// What `tasks/get` answers: the task with its terminal payload inlined.
+pub fn detailed(job: &Job) -> Value {
+    let mut task = envelope(job);
+    match task.get("status").and_then(Value::as_str) {
+        Some("completed") => {
+            let failure = effect_failure(job);
+            let mut body = Map::new();
+            if let Some((code, message)) = &failure {
+                body.insert("error".into(), json!({"code": code, "message": message}));
+            }
+            body.insert("data".into(), json!({"job": job}));
+            let result = call_tool_result(ProtocolVersion::V2026_07_28, &Value::Object(body), failure.is_some());
+            task.insert("result".into(), result);
+        }
+        Some("failed") => {
+            let message = job.error.as_deref().unwrap_or("The job failed");
+            task.insert("error".into(), json!({"code": -32603, "message": message}));
+        }
+        _ => {}
+    }
+    Value::Object(task)
+}
+
+/// Why a finished job's effect failed, if it did: `(code, message)`.
+fn effect_failure(job: &Job) -> Option<(&'static str, String)> {
+    if job.status == JobStatus::Failed {
+        return Some(("job_failed", job.error.clone().unwrap_or_else(|| "The job failed".into())));
+    }
+    let result = job.result.as_ref()?;
+    if result.get("status").and_then(Value::as_str) == Some("failed") {
+        let why = result.get("error").and_then(Value::as_str).unwrap_or("no boleto was found");
+        return Some(("extraction_failed", format!("The boleto could not be extracted: {why}")));
+    }
+    let delivery = result.get("delivery")?;
+    if delivery.get("status").and_then(Value::as_str) == Some("failed") {
+        let why = match (
+            delivery.get("status_code").and_then(Value::as_u64),
+            delivery.get("error").and_then(Value::as_str),
+        ) {
+            (Some(code), _) => format!("the receiver answered HTTP {code}"),
+            (None, Some(error)) => error.to_owned(),
+            (None, None) => "the receiver did not accept it".to_owned(),
+        };
+        return Some(("delivery_failed", format!("The delivery failed: {why}")));
+    }
+    None
+}
+
+/// `tasks/get`, `tasks/update`, `tasks/cancel`.
+pub async fn dispatch(call: &Call<'_>) -> Result<Outcome, RpcError> {
+    let method = call.message.method.as_str();
+    let Some(Value::String(task_id)) = call.message.params.get("taskId") else {
+        return Err(RpcError::invalid_params(format!("{method} needs params.taskId as a string")));
+    };
+    if !call.client.tasks {
+        return Err(RpcError::missing_capability(format!("{method} needs the {EXT_TASKS} extension"))
+            .with_data(json!({"requiredCapabilities": {"extensions": {EXT_TASKS: {}}}})));
+    }
+    let Some(tenant) = call.tenant else {
+        return Err(RpcError::internal("No workspace was resolved for this call"));
+    };
+    let ctx = call.api.ctx(call.principal, tenant);
+    match method {
+        "tasks/get" => Ok(Outcome::Complete(detailed(&read(&ctx, task_id).await?))),
+        "tasks/cancel" => cancel(call, &ctx, task_id).await.map(|()| Outcome::Complete(json!({}))),
+        // Our tasks never ask for input: there is nothing to update.
+        _ => {
+            read(&ctx, task_id).await?;
+            Err(RpcError::invalid_params("This task asks for no input; there is nothing to update")
+                .with_data(json!({"taskId": task_id})))
+        }
+    }
+}
+
+fn not_found(task_id: &str) -> RpcError {
+    RpcError::invalid_params("Task not found").with_data(json!({"taskId": task_id}))
+}
+
+/// One job operation, in-process, with the route table's check.
+async fn run(ctx: &Ctx<'_>, op: Op, task_id: &str) -> Result<ApiResponse, ApiError> {
+    let permit = api::authorize(ctx, op)?;
+    api::dispatch(ctx, permit, &Route::new(op, task_id, ""), None, b"").await
+}
+
+/// The job behind a task, if this caller may read it.
+async fn read(ctx: &Ctx<'_>, task_id: &str) -> Result<Job, RpcError> {
+    match run(ctx, Op::JobGet, task_id).await {
+        Ok(response) => response
+            .body
+            .get("data")
+            .and_then(|data| serde_json::from_value(data.clone()).ok())
+            .ok_or_else(|| RpcError::internal("The job could not be read")),
+        Err(ApiError::Unavailable) => Err(unavailable()),
+        Err(_) => Err(not_found(task_id)),
+    }
+}
+
+/// Cancels the task's job if it is still queued; acknowledged the same way
+/// when it is running, finished or already cancelled (cooperative).
+async fn cancel(call: &Call<'_>, ctx: &Ctx<'_>, task_id: &str) -> Result<(), RpcError> {
+    match run(ctx, Op::JobCancel, task_id).await {
+        Ok(_) | Err(ApiError::Conflict { code: "job_not_cancellable", .. }) => Ok(()),
+        Err(ApiError::Unavailable) => Err(unavailable()),
+        // Allowed to see it but not to act on it: say why. Otherwise it does not exist.
+        Err(ApiError::InsufficientScope { scopes }) => {
+            read(ctx, task_id).await?;
+            Err(step_up(call, &scopes))
+        }
+        Err(ApiError::Forbidden { message }) => {
+            read(ctx, task_id).await?;
+            Err(RpcError::forbidden(message).with_data(json!({"taskId": task_id})))
+        }
+        // A runner took it while we tried: it is no longer queued.
+        Err(ApiError::Conflict { .. }) => Ok(()),
+        Err(_) => Err(not_found(task_id)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::records::JobKind;
+
+    fn job(status: JobStatus) -> Job {
+        Job {
+            id: "job_1".into(),
+            kind: JobKind::WebhookTest,
+            subject_id: "wh_1".into(),
+            status,
+            attempts: 1,
+            result: None,
+            error: None,
+            error_kind: None,
+            created_at: "2026-12-04T10:00:00.000Z".into(),
+            updated_at: "2026-12-04T10:00:01.000Z".into(),
+            lease_until: None,
+        }
+    }
+
+    #[test]
+    fn job_statuses_become_task_statuses_with_their_payloads() {
+        for (status, task_status) in [(JobStatus::Queued, "working"), (JobStatus::Running, "working")] {
+            let task = detailed(&job(status));
+            assert_eq!(task["status"], task_status);
+            assert!(task.get("result").is_none() && task.get("error").is_none());
+        }
+        let mut ok = job(JobStatus::Succeeded);
+        ok.result = Some(json!({"delivery": {"status": "succeeded", "status_code": 200}}));
+        let task = detailed(&ok);
+        assert_eq!((task["status"].as_str(), task["result"]["isError"].as_bool()), (Some("completed"), Some(false)));
+        assert_eq!(task["result"]["structuredContent"]["data"]["job"]["id"], "job_1");
+
+        let mut refused = ok.clone();
+        refused.result = Some(json!({"delivery": {"status": "failed", "status_code": 500}}));
+        let task = detailed(&refused);
+        assert_eq!((task["status"].as_str(), task["result"]["isError"].as_bool()), (Some("completed"), Some(true)));
+        assert_eq!(task["result"]["structuredContent"]["error"]["code"], "delivery_failed");
+        assert!(task["result"]["structuredContent"]["error"]["message"].as_str().unwrap().contains("500"));
+
+        let mut gone = job(JobStatus::Failed);
+        (gone.error, gone.error_kind) = (Some("the webhook is disabled".into()), Some(JobErrorKind::Operation));
+        let task = detailed(&gone);
+        assert_eq!((task["status"].as_str(), task["result"]["isError"].as_bool()), (Some("completed"), Some(true)));
+        assert_eq!(task["result"]["structuredContent"]["error"]["message"], "the webhook is disabled");
+
+        let mut broke = job(JobStatus::Failed);
+        (broke.error, broke.error_kind) = (Some("gave up after 4 attempts".into()), Some(JobErrorKind::Platform));
+        let task = detailed(&broke);
+        assert_eq!(task["status"], "failed");
+        assert_eq!(task["error"], json!({"code": -32603, "message": "gave up after 4 attempts"}));
+        assert!(task.get("result").is_none());
+
+        let task = detailed(&job(JobStatus::Cancelled));
+        assert_eq!(task["status"], "cancelled");
+        assert!(task.get("result").is_none() && task.get("error").is_none());
+    }
+
+    #[test]
+    fn a_failed_extraction_is_a_completed_task_with_a_tool_error() {
+        let mut done = job(JobStatus::Succeeded);
+        done.kind = JobKind::EmailReprocess;
+        done.result = Some(json!({"status": "failed", "error": "no digitable line found"}));
+        let task = detailed(&done);
+        assert_eq!((task["status"].as_str(), task["result"]["isError"].as_bool()), (Some("completed"), Some(true)));
+        assert_eq!(task["result"]["structuredContent"]["error"]["code"], "extraction_failed");
+    }
+}
