@@ -248,3 +248,17 @@ pub struct Job {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease_until: Option<u64>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn job_status_names_are_their_json_names() {
+        for status in
+            [JobStatus::Queued, JobStatus::Running, JobStatus::Succeeded, JobStatus::Failed, JobStatus::Cancelled]
+        {
+            assert_eq!(serde_json::to_value(status).unwrap(), Value::from(status.as_str()));
+        }
+    }
+}

@@ -235,17 +235,20 @@ impl McpServer {
     }
 
     /// Whether answering `request` may change state: a call of a tool that
-    /// is not read-only (such requests are counted against the rate budget
-    /// before they run).
+    /// is not read-only, or a task's cancellation (such requests are counted
+    /// against the rate budget before they run).
     pub fn changes_state(&self, request: &Request) -> bool {
-        request.message.method == "tools/call"
-            && request
+        match request.message.method.as_str() {
+            "tasks/cancel" => true,
+            "tools/call" => request
                 .message
                 .params
                 .get("name")
                 .and_then(Value::as_str)
                 .and_then(|name| self.tools.find(name))
-                .is_some_and(|tool| !tool.row.read_only)
+                .is_some_and(|tool| !tool.row.read_only),
+            _ => false,
+        }
     }
 
     /// Stages F–L for an authenticated request.

@@ -173,7 +173,9 @@ async fn without_the_extension_a_long_tool_answers_with_its_job_as_before() {
 #[tokio::test]
 async fn read_tools_stay_synchronous_with_the_extension() {
     let h = Harness::new();
-    let resp = send(rpc(&h, 1, "tools/call", json!({"name": "jobs_get", "arguments": {"id": "job_demo"}}), true)).await;
+    // A v1 client's `task` hint is tolerated and promotes nothing.
+    let params = json!({"name": "jobs_get", "arguments": {"id": "job_demo"}, "task": {"ttl": 60_000}});
+    let resp = send(rpc(&h, 1, "tools/call", params, true)).await;
     let result = resp.assert_stateless_ok(json!(1));
     assert_eq!(result["resultType"], "complete", "{result}");
     assert_eq!(result["structuredContent"]["data"]["id"], "job_demo", "{result}");
@@ -498,4 +500,22 @@ async fn other_tasks_methods_and_the_2025_eras_have_none() {
     let tools = resp.json()["result"]["tools"].clone();
     let reprocess = tools.as_array().unwrap().iter().find(|t| t["name"] == "emails_reprocess").unwrap().clone();
     assert!(reprocess["description"].as_str().unwrap().contains("tasks/get"), "the listing says so: {reprocess}");
+}
+
+#[tokio::test]
+async fn a_cancel_over_the_rate_budget_is_refused_before_it_runs() {
+    let h = Harness::with_config(|c| c.rate_limit_per_minute = 1);
+    let app = h.app().await;
+    let job = inbox::api::jobs::new_job(inbox::domain::records::JobKind::WebhookTest, "whk_demo");
+    app.store.put_job(&ws_main(), &job).await.unwrap();
+    // Start early in a fresh one-minute window so both requests share it.
+    let seconds_into_minute = jsonwebtoken::get_current_timestamp() % 60;
+    if seconds_into_minute > 50 {
+        tokio::time::sleep(std::time::Duration::from_secs(61 - seconds_into_minute)).await;
+    }
+    assert_eq!(get_task(&h, 1, &job.id).await["status"], "working");
+    let resp = send(task_req(&h, 2, "tasks/cancel", &job.id)).await;
+    resp.assert_error(429, 42900, json!(2));
+    let stored = app.store.get_job(&ws_main(), &job.id).await.unwrap().unwrap();
+    assert_eq!(stored.status, JobStatus::Queued, "the refused cancel changed nothing");
 }
