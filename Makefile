@@ -5,7 +5,7 @@ SHELL := /bin/bash
 PORT ?= 3000
 CARGO ?= cargo
 
-.PHONY: run test lint build deploy invoke bench fmt clean db db-stop token
+.PHONY: run test lint build deploy invoke bench fmt clean db db-stop token openapi
 
 ## Local database, demo data, development issuer, then the server on 127.0.0.1:$(PORT).
 run:
@@ -15,12 +15,21 @@ run:
 test: lint
 	scripts/test.sh
 
-## Formatting, clippy, one-way module layers, and the SAM template (cfn-lint, sam validate --lint), as CI runs them.
+## Formatting, clippy, one-way module layers, the SAM template (cfn-lint, sam validate --lint) and the OpenAPI document (openapi-spec-validator), as CI runs them.
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets -- -D warnings
 	python3 scripts/check-layers.py
 	scripts/lint-template.sh
+	scripts/lint-openapi.sh
+
+## Write the OpenAPI 3.1 document of /api/v1 to $(OUT) (default openapi.json), for publishing.
+OUT ?= openapi.json
+openapi:
+	@$(CARGO) build --quiet --bin kobana-inbox-mcp
+	./target/debug/kobana-inbox-mcp openapi >$(OUT)
+	@echo "wrote $(OUT)"
+
 
 ## Lambda artefacts for arm64 (x86_64 when the target cannot be added), with cargo-lambda.
 build:

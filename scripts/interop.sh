@@ -36,38 +36,15 @@ if ! cmp -s interop/package-lock.json interop/node_modules/.interop-lock.json; t
   cp interop/package-lock.json interop/node_modules/.interop-lock.json
 fi
 
-# --- database, binary, ports ---------------------------------------------------
-server_pid=
+# --- database, binary, server ----------------------------------------------------
 cleanup() {
-  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  stop_server
   stop_db
 }
 trap cleanup EXIT
 ensure_db
-for port in "$PORT" "$DEV_ISSUER_PORT"; do
-  if answering "$port"; then
-    echo "interop: port $port is taken (set INTEROP_PORT / INTEROP_ISSUER_PORT)" >&2
-    exit 1
-  fi
-done
-
 cargo build --quiet --bin kobana-inbox-mcp
-"$BIN" create-table
-"$BIN" seed
-
-# --- server, exactly as scripts/run.sh starts it --------------------------------
-"$BIN" serve >"$LOG" 2>&1 &
-server_pid=$!
-for _ in $(seq 1 100); do
-  if curl -sf "http://127.0.0.1:$PORT/health" >/dev/null; then break; fi
-  if ! kill -0 "$server_pid" 2>/dev/null; then
-    echo "interop: the server exited; see $LOG" >&2
-    cat "$LOG" >&2
-    exit 1
-  fi
-  sleep 0.1
-done
-curl -sf "http://127.0.0.1:$PORT/health" >/dev/null || { echo "interop: no /health; see $LOG" >&2; exit 1; }
+start_server "$LOG" || { echo "interop: no server" >&2; exit 1; }
 
 export MCP_URL="http://127.0.0.1:$PORT/mcp"
 MCP_TOKEN=$("$BIN" dev-token)

@@ -1,5 +1,5 @@
 # Shared by the scripts (sourced, from the repository root): the local
-# database and loopback port checks.
+# database, loopback port checks, and a local server on its own table.
 export DYNAMODB_PORT="${DYNAMODB_PORT:-8000}"
 export DYNAMODB_ENDPOINT="${DYNAMODB_ENDPOINT:-http://127.0.0.1:$DYNAMODB_PORT}"
 
@@ -17,4 +17,36 @@ ensure_db() {
 # `if`, not `[ ] &&`: a trap's last status would become the script's.
 stop_db() {
   if [ "$started_db" = 1 ]; then scripts/db.sh stop; fi
+}
+
+server_pid=
+# Starts the server as `make run` starts it, on $PORT with the development
+# issuer on $DEV_ISSUER_PORT and its own $TABLE_NAME (created and seeded),
+# logging to $1; waits for /health. Refuses ports that are taken.
+start_server() {
+  local log=$1 bin=./target/debug/kobana-inbox-mcp
+  for port in "$PORT" "$DEV_ISSUER_PORT"; do
+    if answering "$port"; then
+      echo "port $port is taken" >&2
+      return 1
+    fi
+  done
+  "$bin" create-table
+  "$bin" seed
+  "$bin" serve >"$log" 2>&1 &
+  server_pid=$!
+  for _ in $(seq 1 100); do
+    if curl -sf "http://127.0.0.1:$PORT/health" >/dev/null; then return 0; fi
+    if ! kill -0 "$server_pid" 2>/dev/null; then
+      echo "the server exited; see $log" >&2
+      cat "$log" >&2
+      return 1
+    fi
+    sleep 0.1
+  done
+  curl -sf "http://127.0.0.1:$PORT/health" >/dev/null || { echo "no /health; see $log" >&2; return 1; }
+}
+# Stops the server start_server started (call from the EXIT trap).
+stop_server() {
+  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make test`: start the local database if needed, run every test against it
-# (cargo tests, then the SDK interop tests of scripts/interop.sh),
-# stop it again if this script started it.
+# (cargo tests, the SDK interop tests of scripts/interop.sh, then the
+# property-based API tests of scripts/api-check.sh), stop it again if this
+# script started it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,3 +17,6 @@ cargo test --all-targets "$@"
 # server started as `make run` starts it, on the database started above.
 cargo build --quiet --bin kobana-inbox-mcp
 scripts/interop.sh
+
+# Property-based tests of /api/v1 from its OpenAPI document (schemathesis).
+scripts/api-check.sh

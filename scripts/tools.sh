@@ -3,13 +3,16 @@
 # directory to put on PATH.
 #   scripts/tools.sh lint    cfn-lint and the SAM CLI
 #   scripts/tools.sh build   cargo-lambda (with zig, for arm64 cross-builds)
+#   scripts/tools.sh api     openapi-spec-validator and schemathesis (the OpenAPI checks)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOOLS=.local/tools
 case "${1:-lint}" in
   lint) wanted=(cfn-lint aws-sam-cli); check=(cfn-lint sam) ;;
   build) wanted=(cargo-lambda ziglang); check=(cargo-lambda) ;;
-  *) echo "usage: $0 lint|build" >&2; exit 2 ;;
+  # A venv of its own: its pins must not move the deployment tools' dependencies.
+  api) wanted=(openapi-spec-validator schemathesis); check=(openapi-spec-validator st); TOOLS=.local/tools-api ;;
+  *) echo "usage: $0 lint|build|api" >&2; exit 2 ;;
 esac
 missing=0
 for b in "${check[@]}"; do [ -x "$TOOLS/bin/$b" ] || missing=1; done

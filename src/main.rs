@@ -1,6 +1,7 @@
 //! Composition root. With no argument (or `serve`): on Lambda, serve API
 //! Gateway events; elsewhere, serve the same handler on `127.0.0.1:$PORT`.
-//! Development subcommands: `create-table`, `seed`, `dev-token`.
+//! Development subcommands: `create-table`, `seed`, `dev-token`, and
+//! `openapi` (prints the `/api/v1` OpenAPI document; needs no configuration).
 
 use std::convert::Infallible;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -14,6 +15,10 @@ use inbox::{App, edge, telemetry};
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    if std::env::args().nth(1).as_deref() == Some("openapi") {
+        println!("{}", inbox::api::openapi::document());
+        return ExitCode::SUCCESS;
+    }
     inbox::sys::warm_crypto();
     let config = match Config::from_env() {
         Ok(config) => config,
@@ -43,7 +48,9 @@ async fn main() -> ExitCode {
             Some(path) => invoke(config, &path).await,
             None => Err("usage: invoke <event.json>".into()),
         },
-        (other, _) => Err(format!("unknown command {other:?}; use serve, create-table, seed, dev-token or invoke")),
+        (other, _) => {
+            Err(format!("unknown command {other:?}; use serve, create-table, seed, dev-token, invoke or openapi"))
+        }
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

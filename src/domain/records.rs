@@ -1,6 +1,10 @@
 //! The product's records, in the JSON shape the API shows. Stored items are
 //! these plus their keys (see `store::keys`); fields that must never be shown
-//! (a webhook's sealed secret) live only in the store.
+//! (a webhook's sealed secret) live only in the store. A field without a
+//! value is shown as `null`, never left out (`crate::api::schemas`), except
+//! `deleted_at` (deleted records are never shown) and a job's `lease_until`
+//! (only while it runs); `#[serde(default)]` reads items written before a
+//! field existed.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -79,9 +83,9 @@ pub struct Extracted {
     pub barcode: String,
     /// `None` for a utility slip whose value field is a reference quantity.
     pub amount_cents: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub due_date: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub bank_code: Option<String>,
 }
 
@@ -146,7 +150,7 @@ pub struct Webhook {
     pub url: String,
     pub events: Vec<EventType>,
     pub status: WebhookStatus,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub description: Option<String>,
     /// The last four characters of the signing secret; the secret itself is shown once.
     pub secret_last4: String,
@@ -178,7 +182,7 @@ pub struct Delivery {
     /// 1 for the first attempt; a resend is a new delivery with the next number.
     pub attempt: u32,
     /// The delivery this one resends, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub resend_of: Option<String>,
     pub created_at: String,
 }
@@ -240,7 +244,7 @@ pub struct Job {
     pub result: Option<Value>,
     pub error: Option<String>,
     /// Set on failed jobs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub error_kind: Option<JobErrorKind>,
     pub created_at: String,
     pub updated_at: String,

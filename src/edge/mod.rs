@@ -130,6 +130,10 @@ async fn route(edge: &Edge, req: Request) -> Response<Body> {
             json_response(200, &edge.api_resource.metadata(&format!("{SERVER_TITLE} REST API")))
         }
         "/health" if req.method() == http::Method::GET => json_response(200, &json!({"status": "ok"})),
+        // It describes the API and reveals no data: no token needed.
+        "/api/v1/openapi.json" if req.method() == http::Method::GET => {
+            json_text_response(200, crate::api::openapi::document().to_owned())
+        }
         rest if rest.starts_with("/api/v1/") => {
             let (parts, body) = req.into_parts();
             let request = RestRequest {
@@ -176,7 +180,12 @@ fn base_response(status: u16, body: Body) -> Response<Body> {
 }
 
 pub(crate) fn json_response(status: u16, value: &Value) -> Response<Body> {
-    let mut response = base_response(status, Body::Text(value.to_string()));
+    json_text_response(status, value.to_string())
+}
+
+/// A JSON body that is already serialized.
+fn json_text_response(status: u16, text: String) -> Response<Body> {
+    let mut response = base_response(status, Body::Text(text));
     response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response
 }

@@ -14,7 +14,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::catalogue::{ToolRow, rows};
+use super::catalogue::{self, ToolRow, rows};
 use super::confirm::{self, Decision};
 use super::era::{Era, ProtocolVersion};
 use super::jsonrpc::RpcError;
@@ -29,6 +29,8 @@ use crate::domain::Role;
 
 pub struct Tool {
     pub row: ToolRow,
+    /// The arguments it takes (`catalogue::arguments`).
+    pub schema: Value,
     /// The listing entry per protocol version, serialized once: what
     /// `tools/list` is assembled from.
     serialized: [String; 3],
@@ -47,14 +49,18 @@ impl Tool {
         }
     }
 
-    fn render(row: &ToolRow, version: ProtocolVersion) -> Value {
+    fn render(row: &ToolRow, schema: &Value, version: ProtocolVersion) -> Value {
         let mut entry = Map::new();
         entry.insert("name".into(), Value::from(row.name));
         if version != ProtocolVersion::V2025_03_26 {
             entry.insert("title".into(), Value::from(row.title));
         }
         entry.insert("description".into(), Value::from(row.description));
-        entry.insert("inputSchema".into(), row.schema.clone());
+        entry.insert("inputSchema".into(), schema.clone());
+        // 2025-03-26 has no structured results; the later versions describe them.
+        if version != ProtocolVersion::V2025_03_26 {
+            entry.insert("outputSchema".into(), catalogue::output(row));
+        }
         entry.insert(
             "annotations".into(),
             json!({
@@ -84,8 +90,9 @@ impl Tools {
         let tools = rows()
             .into_iter()
             .map(|row| {
-                let serialized = ProtocolVersion::SUPPORTED.map(|v| Tool::render(&row, v).to_string());
-                Tool { row, serialized }
+                let schema = catalogue::arguments(row.op);
+                let serialized = ProtocolVersion::SUPPORTED.map(|v| Tool::render(&row, &schema, v).to_string());
+                Tool { row, schema, serialized }
             })
             .collect();
         Self { tools }
@@ -144,7 +151,7 @@ impl Tools {
             Err(ApiError::InsufficientScope { scopes }) => return Err(step_up(call, &scopes)),
             Err(error) => return Ok(tool_result(version, &error.body(), true)),
         };
-        if let Err(invalid) = schema::validate(&tool.row.schema, &args) {
+        if let Err(invalid) = schema::validate(&tool.schema, &args) {
             let body = json!({"error": {"code": "invalid_arguments", "message": format!("{}: {}", invalid.field, invalid.message), "details": {"field": invalid.field}}});
             return Ok(tool_result(version, &body, true));
         }
@@ -252,9 +259,9 @@ mod tests {
         let tools = Tools::new();
         assert_eq!(tools.tools.len(), 21);
         for tool in &tools.tools {
-            assert!(schema::is_supported(&tool.row.schema), "{}", tool.row.name);
+            assert!(schema::is_supported(&tool.schema), "{}", tool.row.name);
             let template = tool.row.op.row().template;
-            let required = |p: &str| tool.row.schema["required"].as_array().is_some_and(|r| r.contains(&json!(p)));
+            let required = |p: &str| tool.schema["required"].as_array().is_some_and(|r| r.contains(&json!(p)));
             // Every path parameter is a required argument; `id` is never a body field.
             assert_eq!(template.contains("{id}"), required("id"), "{} id", tool.row.name);
             assert!(!template.contains("{sender}") || required("sender"), "{} sender", tool.row.name);

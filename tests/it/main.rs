@@ -15,4 +15,5 @@ mod local_server;
 mod mcp_conformance;
 mod mcp_tools;
 mod rest_api;
+mod schemas;
 mod tasks;

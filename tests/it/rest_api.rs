@@ -656,7 +656,7 @@ async fn getting_a_job_shows_the_status_of_the_long_operation() {
         ok(&resp, 200, "job"),
         json!({"data": {
             "id": "job_demo", "kind": "email.process", "subject_id": "eml_telecom_nov", "status": "succeeded",
-            "attempts": 1, "result": {"status": "processed"}, "error": null,
+            "attempts": 1, "result": {"status": "processed"}, "error": null, "error_kind": null,
             "created_at": "2026-11-21T10:15:00.000Z", "updated_at": "2026-11-21T10:15:02.000Z"
         }})
     );

@@ -1,6 +1,8 @@
 //! Test harness: builds the real `App` and calls the real handler in-process,
 //! with request builders for the MCP endpoint in both eras.
 
+pub mod shapes;
+
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -323,10 +325,22 @@ impl<'a> Req<'a> {
         builder.body(self.body).expect("test request")
     }
 
+    /// Sends through the real handler, then checks the answer's shape
+    /// against the published schemas (`shapes`).
     pub async fn send(self) -> Resp {
         let app = self.harness.app().await;
-        let response = inbox::edge::handle(&app.edge, self.build()).await;
-        Resp::from(response)
+        let (method, path) = (self.method.clone(), self.path.clone());
+        let request: Option<Value> = match &self.body {
+            Body::Text(text) => serde_json::from_str(text).ok(),
+            _ => None,
+        };
+        let resp = Resp::from(inbox::edge::handle(&app.edge, self.build()).await);
+        if let Some(rest) = path.strip_prefix("/api/v1") {
+            shapes::check_rest(&method, rest, resp.status, &resp.body);
+        } else if let (true, Some(request)) = (path == "/mcp", request) {
+            shapes::check_mcp(&request, &resp.body);
+        }
+        resp
     }
 }
 

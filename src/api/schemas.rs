@@ -1,0 +1,450 @@
+//! One JSON Schema (2020-12) per shape of `/api/v1`, beside the route table:
+//! the parameters and body each operation takes, and every body it answers
+//! with. Written once and derived everywhere:
+//!
+//! - the MCP tools' `inputSchema` (path, query and body parameters of their
+//!   operation) and `outputSchema` (its success body) — `crate::mcp::catalogue`;
+//! - the OpenAPI 3.1 document of `/api/v1` — `super::openapi`;
+//! - the tests, which validate every REST response and every tool's
+//!   `structuredContent` against them.
+//!
+//! Response shapes are strict (`additionalProperties: false`, every field
+//! required): a field without a value is `null`, never absent. The only
+//! fields that come and go are `secret` (in the answers that show a webhook
+//! secret once) and a running job's `lease_until`; `deleted_at` never appears,
+//! since deleted records are never returned.
+
+use serde_json::{Map, Value, json};
+
+use super::Op;
+
+pub const INBOX_STATUS: [&str; 2] = ["active", "paused"];
+pub const SENDER_POLICY: [&str; 2] = ["anyone", "allowed_only"];
+pub const EMAIL_STATUS: [&str; 5] = ["received", "processing", "processed", "failed", "rejected"];
+pub const EVENTS: [&str; 3] = ["email.processed", "email.failed", "email.rejected"];
+const EVENT_TYPES: [&str; 4] = ["email.processed", "email.failed", "email.rejected", "webhook.test"];
+const WEBHOOK_STATUS: [&str; 2] = ["active", "disabled"];
+const DELIVERY_STATUS: [&str; 3] = ["pending", "succeeded", "failed"];
+const JOB_STATUS: [&str; 5] = ["queued", "running", "succeeded", "failed", "cancelled"];
+const JOB_KIND: [&str; 4] = ["email.process", "email.reprocess", "webhook.test", "delivery.resend"];
+const JOB_ERROR_KIND: [&str; 2] = ["operation", "platform"];
+
+// ------------------------------------------------------------------ building
+
+fn string(min: u32, max: u32) -> Value {
+    json!({"type": "string", "minLength": min, "maxLength": max})
+}
+
+/// Sets `key` of an object (anything else is left as it is).
+pub(super) fn put(target: &mut Value, key: &str, value: Value) {
+    if let Value::Object(map) = target {
+        map.insert(key.into(), value);
+    }
+}
+
+fn described(mut schema: Value, description: &str) -> Value {
+    put(&mut schema, "description", Value::from(description));
+    schema
+}
+
+fn one_of(values: &[&str]) -> Value {
+    json!({"type": "string", "enum": values})
+}
+
+fn nullable(schema: Value) -> Value {
+    match schema {
+        Value::Object(mut map) => {
+            match map.remove("type") {
+                Some(Value::String(t)) => map.insert("type".into(), json!([t, "null"])),
+                Some(other) => map.insert("type".into(), other),
+                None => None,
+            };
+            if let Some(Value::Array(values)) = map.get_mut("enum") {
+                values.push(Value::Null);
+            }
+            Value::Object(map)
+        }
+        other => json!({"anyOf": [other, {"type": "null"}]}),
+    }
+}
+
+fn text() -> Value {
+    json!({"type": "string"})
+}
+
+fn time() -> Value {
+    json!({"type": "string", "format": "date-time"})
+}
+
+fn count() -> Value {
+    json!({"type": "integer", "minimum": 0})
+}
+
+/// A strict object: every property required unless named in `optional`.
+fn strict(properties: Value, optional: &[&str]) -> Value {
+    let required: Vec<&String> = properties
+        .as_object()
+        .map(|p| p.keys().filter(|k| !optional.contains(&k.as_str())).collect())
+        .unwrap_or_default();
+    json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
+}
+
+/// An input object: only `required` must be given.
+fn input(properties: Value, required: &[&str]) -> Value {
+    json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
+}
+
+// ------------------------------------------------------------- parameters
+
+fn id(what: &str) -> Value {
+    json!({"type": "string", "minLength": 1, "maxLength": 64, "description": format!("Id of the {what}")})
+}
+
+fn limit() -> Value {
+    json!({"type": "integer", "minimum": 1, "maximum": 100, "description": "Page size (default 20)"})
+}
+
+fn cursor() -> Value {
+    json!({"type": "string", "minLength": 1, "maxLength": 4096, "description": "meta.next_cursor of the previous page, unchanged"})
+}
+
+/// What the `{id}` of an operation's path names.
+fn subject(op: Op) -> &'static str {
+    match op {
+        Op::EmailGet | Op::EmailReprocess | Op::EmailDelete => "e-mail",
+        Op::WebhookGet | Op::WebhookDelete | Op::WebhookTest | Op::WebhookRotateSecret | Op::DeliveriesList => {
+            "webhook"
+        }
+        Op::DeliveryResend => "delivery",
+        Op::JobGet | Op::JobCancel => "job",
+        _ => "inbox",
+    }
+}
+
+/// The path parameters of `op`, in path order.
+pub fn path_params(op: Op) -> Vec<(&'static str, Value)> {
+    let template = op.row().template;
+    let mut params = Vec::new();
+    if template.contains("{id}") {
+        params.push(("id", id(subject(op))));
+    }
+    if template.contains("{sender}") {
+        params.push(("sender", described(string(3, 254), "An e-mail address or @domain")));
+    }
+    params
+}
+
+/// The query parameters of `op` (lists only), none required.
+pub fn query_params(op: Op) -> Vec<(&'static str, Value)> {
+    let page = [("limit", limit()), ("cursor", cursor())];
+    let filters = match op {
+        Op::InboxesList => {
+            vec![("status", one_of(&INBOX_STATUS)), ("q", described(string(1, 100), "Text to find in name or slug"))]
+        }
+        Op::EmailsList => {
+            let when = |d| described(string(10, 40), d);
+            vec![
+                ("inbox_id", id("inbox")),
+                ("status", one_of(&EMAIL_STATUS)),
+                ("from", json!({"type": "string", "format": "email", "maxLength": 254})),
+                ("received_after", when("Date (YYYY-MM-DD) or RFC 3339 time, inclusive")),
+                ("received_before", when("Date (YYYY-MM-DD) or RFC 3339 time, inclusive")),
+            ]
+        }
+        Op::SendersList | Op::WebhooksList | Op::DeliveriesList => Vec::new(),
+        _ => return Vec::new(),
+    };
+    filters.into_iter().chain(page).collect()
+}
+
+/// The JSON body `op` takes, if any.
+pub fn body(op: Op) -> Option<Value> {
+    let name = || string(1, 120);
+    let schema = match op {
+        Op::InboxesUpsert => input(
+            json!({"slug": described(string(2, 63), "Lowercase letters, digits and -"), "name": name(),
+                   "status": one_of(&INBOX_STATUS),
+                   "sender_policy": described(one_of(&SENDER_POLICY), "allowed_only rejects mail from senders not on the inbox's list")}),
+            &["slug", "name"],
+        ),
+        Op::InboxUpdate => {
+            let mut schema = input(
+                json!({"name": name(), "status": one_of(&INBOX_STATUS), "sender_policy": one_of(&SENDER_POLICY)}),
+                &[],
+            );
+            put(&mut schema, "minProperties", json!(1));
+            schema
+        }
+        Op::SendersAdd => {
+            input(json!({"sender": described(string(3, 254), "An e-mail address or @domain")}), &["sender"])
+        }
+        Op::WebhooksUpsert => input(
+            json!({"url": described(string(8, 2048), "https URL that receives the events"),
+                   "events": {"type": "array", "items": one_of(&EVENTS), "minItems": 1, "maxItems": 3, "uniqueItems": true},
+                   "status": one_of(&WEBHOOK_STATUS),
+                   "description": string(1, 200)}),
+            &["url"],
+        ),
+        Op::EmailIngest => input(
+            json!({"from": string(3, 254), "to": string(3, 254), "subject": json!({"type": "string", "maxLength": 998}),
+                   "text": json!({"type": "string", "maxLength": 524_288}),
+                   "received_at": described(time(), "When the message was received (RFC 3339); now when omitted"),
+                   "attachments": {"type": "array", "maxItems": 50, "items": input(
+                       json!({"name": string(1, 255), "size": count(), "content_type": string(1, 127)}),
+                       &["name", "size", "content_type"])}}),
+            &["from", "to", "subject", "text"],
+        ),
+        _ => return None,
+    };
+    Some(schema)
+}
+
+// ---------------------------------------------------------------- records
+
+/// The records the API shows, by name (the OpenAPI components).
+pub const RECORDS: [Record; 9] = [
+    Record::Inbox,
+    Record::AllowedSender,
+    Record::Email,
+    Record::Webhook,
+    Record::WebhookWithSecret,
+    Record::Delivery,
+    Record::Job,
+    Record::Workspace,
+    Record::Error,
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Record {
+    Inbox,
+    AllowedSender,
+    Email,
+    Webhook,
+    WebhookWithSecret,
+    Delivery,
+    Job,
+    Workspace,
+    Error,
+}
+
+impl Record {
+    pub fn name(self) -> &'static str {
+        match self {
+            Record::Inbox => "Inbox",
+            Record::AllowedSender => "AllowedSender",
+            Record::Email => "Email",
+            Record::Webhook => "Webhook",
+            Record::WebhookWithSecret => "WebhookWithSecret",
+            Record::Delivery => "Delivery",
+            Record::Job => "Job",
+            Record::Workspace => "Workspace",
+            Record::Error => "Error",
+        }
+    }
+
+    /// The record's schema, whole.
+    pub fn schema(self) -> Value {
+        match self {
+            Record::Inbox => strict(
+                json!({"id": text(), "slug": text(), "name": text(), "status": one_of(&INBOX_STATUS),
+                       "sender_policy": one_of(&SENDER_POLICY), "created_at": time(), "updated_at": time()}),
+                &[],
+            ),
+            Record::AllowedSender => strict(
+                json!({"inbox_id": text(), "sender": described(text(), "A lowercase address or @domain"), "created_at": time()}),
+                &[],
+            ),
+            Record::Email => strict(
+                json!({"id": text(), "inbox_id": text(), "from": text(), "to": text(),
+                       "subject": described(text(), "Third-party text"), "received_at": time(),
+                       "status": one_of(&EMAIL_STATUS), "text": described(text(), "The body: third-party text"),
+                       "attachments": {"type": "array", "items": strict(
+                           json!({"name": text(), "size": count(), "content_type": text()}), &[])},
+                       "extracted": nullable(strict(json!({
+                           "digitable_line": text(), "barcode": text(),
+                           "amount_cents": nullable(described(count(), "null for a utility slip whose value field is a reference quantity")),
+                           "due_date": nullable(json!({"type": "string", "format": "date"})),
+                           "bank_code": nullable(text())}), &[])),
+                       "error": nullable(text()), "created_at": time(), "updated_at": time()}),
+                &[],
+            ),
+            Record::Webhook => strict(webhook_fields(), &[]),
+            Record::WebhookWithSecret => {
+                let mut fields = webhook_fields();
+                put(&mut fields, "secret", described(text(), "The signing secret, shown in this answer only"));
+                strict(fields, &[])
+            }
+            Record::Delivery => strict(
+                json!({"id": text(), "webhook_id": text(), "event_id": text(), "event_type": one_of(&EVENT_TYPES),
+                       "status": one_of(&DELIVERY_STATUS), "status_code": nullable(count()),
+                       "duration_ms": nullable(count()), "error": nullable(text()),
+                       "attempt": {"type": "integer", "minimum": 1},
+                       "resend_of": nullable(described(text(), "The delivery this one resends")), "created_at": time()}),
+                &[],
+            ),
+            Record::Job => strict(
+                json!({"id": text(), "kind": one_of(&JOB_KIND), "subject_id": text(), "status": one_of(&JOB_STATUS),
+                       "attempts": count(),
+                       "result": nullable(described(json!({"type": "object"}), "What the job did, once it succeeded")),
+                       "error": nullable(text()),
+                       "error_kind": nullable(described(one_of(&JOB_ERROR_KIND), "Why a failed job failed: operation (it cannot be done) or platform (starting it again may work)")),
+                       "created_at": time(), "updated_at": time(),
+                       "lease_until": described(count(), "While running: when the runner's claim lapses (Unix seconds)")}),
+                &["lease_until"],
+            ),
+            Record::Workspace => {
+                let counts = strict(
+                    Value::Object(EMAIL_STATUS.iter().map(|s| ((*s).to_owned(), count())).collect::<Map<_, _>>()),
+                    &[],
+                );
+                strict(
+                    json!({"id": text(), "name": nullable(text()),
+                           "inboxes": {"type": "array", "items": strict(json!({"id": text(), "slug": text(), "name": text(),
+                               "status": one_of(&INBOX_STATUS), "email_counts": counts.clone()}), &[])},
+                           "email_counts": counts, "counts_truncated": {"type": "boolean"},
+                           "more_inboxes": {"type": "boolean"}}),
+                    &[],
+                )
+            }
+            Record::Error => strict(
+                json!({"error": strict(json!({"code": text(), "message": text(), "details": {"type": "object"}}), &[])}),
+                &[],
+            ),
+        }
+    }
+}
+
+fn webhook_fields() -> Value {
+    json!({"id": text(), "url": text(), "events": {"type": "array", "items": one_of(&EVENTS)},
+           "status": one_of(&WEBHOOK_STATUS), "description": nullable(text()),
+           "secret_last4": text(), "created_at": time(), "updated_at": time()})
+}
+
+// -------------------------------------------------------------- responses
+
+/// A success body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// `{"data": record}`
+    Data(Record),
+    /// `{"data": [record], "meta": {"next_cursor": string | null}}`
+    Page(Record),
+    /// `{"data": {"job": job}}` (202)
+    Accepted,
+    /// `{"data": {"job": job, "email": {"id", "status"}}}` (202, ingestion)
+    AcceptedEmail,
+    /// `{"data": {"id", "deleted": true}}`
+    Deleted,
+    /// `{"data": {"inbox_id", "sender", "deleted": true}}`
+    SenderDeleted,
+}
+
+/// How records appear inside a shape: whole (tool schemas) or as references
+/// to `#/components/schemas/…` (the OpenAPI document).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refs {
+    Inline,
+    Components,
+}
+
+impl Refs {
+    pub fn record(self, record: Record) -> Value {
+        match self {
+            Refs::Inline => record.schema(),
+            Refs::Components => json!({"$ref": format!("#/components/schemas/{}", record.name())}),
+        }
+    }
+}
+
+impl Shape {
+    pub fn schema(self, refs: Refs) -> Value {
+        let data = |inner: Value| strict(json!({"data": inner}), &[]);
+        match self {
+            Shape::Data(record) => data(refs.record(record)),
+            Shape::Page(record) => strict(
+                json!({"data": {"type": "array", "items": refs.record(record)},
+                       "meta": strict(json!({"next_cursor": nullable(described(text(), "Pass back as cursor for the next page; null on the last page"))}), &[])}),
+                &[],
+            ),
+            Shape::Accepted => data(strict(json!({"job": refs.record(Record::Job)}), &[])),
+            Shape::AcceptedEmail => data(strict(
+                json!({"job": refs.record(Record::Job), "email": strict(json!({"id": text(), "status": one_of(&EMAIL_STATUS)}), &[])}),
+                &[],
+            )),
+            Shape::Deleted => data(strict(json!({"id": text(), "deleted": {"const": true}}), &[])),
+            Shape::SenderDeleted => {
+                data(strict(json!({"inbox_id": text(), "sender": text(), "deleted": {"const": true}}), &[]))
+            }
+        }
+    }
+}
+
+/// The success answers of `op`: status and shape.
+pub fn successes(op: Op) -> Vec<(u16, Shape)> {
+    use Record as R;
+    match op {
+        Op::InboxesList => vec![(200, Shape::Page(R::Inbox))],
+        Op::InboxesUpsert => vec![(201, Shape::Data(R::Inbox)), (200, Shape::Data(R::Inbox))],
+        Op::InboxGet | Op::InboxUpdate => vec![(200, Shape::Data(R::Inbox))],
+        Op::InboxDelete | Op::EmailDelete | Op::WebhookDelete => vec![(200, Shape::Deleted)],
+        Op::SendersList => vec![(200, Shape::Page(R::AllowedSender))],
+        Op::SendersAdd => vec![(201, Shape::Data(R::AllowedSender)), (200, Shape::Data(R::AllowedSender))],
+        Op::SenderRemove => vec![(200, Shape::SenderDeleted)],
+        Op::EmailIngest => vec![(202, Shape::AcceptedEmail)],
+        Op::EmailsList => vec![(200, Shape::Page(R::Email))],
+        Op::EmailGet => vec![(200, Shape::Data(R::Email))],
+        Op::EmailReprocess | Op::WebhookTest | Op::DeliveryResend => vec![(202, Shape::Accepted)],
+        Op::WebhooksList => vec![(200, Shape::Page(R::Webhook))],
+        Op::WebhooksUpsert => vec![(201, Shape::Data(R::WebhookWithSecret)), (200, Shape::Data(R::Webhook))],
+        Op::WebhookGet => vec![(200, Shape::Data(R::Webhook))],
+        Op::WebhookRotateSecret => vec![(200, Shape::Data(R::WebhookWithSecret))],
+        Op::DeliveriesList => vec![(200, Shape::Page(R::Delivery))],
+        Op::JobGet | Op::JobCancel => vec![(200, Shape::Data(R::Job))],
+        Op::Workspace => vec![(200, Shape::Data(R::Workspace))],
+    }
+}
+
+/// The error statuses `op` can answer with (the README's error table, per
+/// route); every one carries the `Error` body.
+pub fn error_statuses(op: Op) -> Vec<u16> {
+    let row = op.row();
+    let mut statuses = vec![400, 401, 403];
+    // Unknown, foreign or malformed ids; an ingestion for an unregistered inbox.
+    if row.template.contains('{') {
+        statuses.push(404);
+    }
+    if op.is_write() {
+        // Idempotency-Key conflicts, state conflicts; bodies over 1 MiB.
+        statuses.extend([409, 413]);
+    }
+    if row.takes_body || row.takes_query {
+        statuses.push(422);
+    }
+    statuses.extend([429, 503]);
+    statuses.sort_unstable();
+    statuses
+}
+
+/// The schema of a body `op` answers with `status`, if documented.
+pub fn response(op: Op, status: u16, refs: Refs) -> Option<Value> {
+    if let Some((_, shape)) = successes(op).into_iter().find(|(s, _)| *s == status) {
+        return Some(shape.schema(refs));
+    }
+    error_statuses(op).contains(&status).then(|| refs.record(Record::Error))
+}
+
+/// What a tool mirroring `op` puts in `structuredContent` when it succeeds:
+/// its operation's success bodies (one, or either of two).
+pub fn output(op: Op) -> Value {
+    let mut shapes: Vec<Value> = Vec::new();
+    for (_, shape) in successes(op) {
+        let schema = shape.schema(Refs::Inline);
+        if !shapes.contains(&schema) {
+            shapes.push(schema);
+        }
+    }
+    match <[Value; 1]>::try_from(shapes) {
+        Ok([single]) => single,
+        Err(shapes) => json!({"type": "object", "anyOf": shapes}),
+    }
+}
