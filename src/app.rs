@@ -67,7 +67,7 @@ impl App {
             verifier,
             mcp_resource,
             api_resource,
-            allowed_origins: config.allowed_origins.clone(),
+            allowed_origins: config.origin_allowlist(),
             hosts: config.host_allowlist(),
             limiter: RateLimiter::new(config.rate_limit_per_minute, store.clone()),
             request_timeout: config.request_timeout,

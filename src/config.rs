@@ -33,6 +33,8 @@ pub struct Config {
     /// Extra `Host` values accepted besides the defaults of the mode.
     pub allowed_hosts: Vec<String>,
     pub log_format: LogFormat,
+    /// Embedded Metric Format lines on stdout (`METRICS`, default on).
+    pub metrics: bool,
     pub auth: AuthConfig,
     pub store: StoreConfig,
     /// Requests per principal and workspace per minute; 0 disables the limit.
@@ -201,6 +203,7 @@ impl Config {
             allowed_origins: list("ALLOWED_ORIGINS"),
             allowed_hosts: list("ALLOWED_HOSTS"),
             log_format,
+            metrics: !var("METRICS").is_some_and(|v| matches!(v.as_str(), "0" | "false" | "off")),
             auth: AuthConfig {
                 issuer,
                 jwks_url,
@@ -238,6 +241,7 @@ impl Config {
             allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
             log_format: LogFormat::Pretty,
+            metrics: false,
             auth: AuthConfig {
                 issuer: "http://127.0.0.1:3001".into(),
                 jwks_url: "http://127.0.0.1:3001/jwks.json".into(),
@@ -266,6 +270,26 @@ impl Config {
             webhook_allow_loopback: true,
             confirmation_ttl_secs: 600,
         }
+    }
+
+    /// The `Origin` values accepted: this server's own origin (that of
+    /// `MCP_RESOURCE`, and locally `http://127.0.0.1:PORT` and
+    /// `http://localhost:PORT`) without configuration, then `ALLOWED_ORIGINS`.
+    /// A browser page served from the server itself is not a cross-site caller.
+    pub fn origin_allowlist(&self) -> Vec<String> {
+        let mut origins: Vec<String> = match self.mode {
+            Mode::Local => ["127.0.0.1", "localhost"].iter().map(|h| format!("http://{h}:{}", self.port)).collect(),
+            Mode::Lambda => Vec::new(),
+        };
+        if let (Some((scheme, _)), Some(authority)) =
+            (self.mcp_resource.split_once("://"), authority_of(&self.mcp_resource))
+        {
+            origins.push(format!("{}://{authority}", scheme.to_ascii_lowercase()));
+        }
+        origins.extend(self.allowed_origins.iter().cloned());
+        origins.sort();
+        origins.dedup();
+        origins
     }
 
     /// The `Host` values this server answers to (lowercase, with port where one is used).

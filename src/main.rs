@@ -28,6 +28,7 @@ async fn main() -> ExitCode {
         }
     };
     telemetry::init(config.log_format);
+    telemetry::enable_metrics(config.metrics);
     let command = std::env::args().nth(1).unwrap_or_else(|| "serve".into());
     let outcome = match (command.as_str(), config.mode) {
         ("serve", Mode::Lambda) => run_lambda(config).await,

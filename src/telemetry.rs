@@ -1,8 +1,72 @@
 //! Logging: JSON lines on Lambda (CloudWatch), readable lines locally. The
 //! filter comes from `RUST_LOG` (default `info`). Request spans carry the
 //! request id, era and method; bodies and credential headers are never logged.
+//!
+//! Metrics: CloudWatch Embedded Metric Format, one JSON line on stdout per
+//! measured event (a request, a finished job, a webhook delivery), which
+//! CloudWatch turns into metrics without any API call. Dimensions are few
+//! and bounded (surface, operation from the route or method tables, status
+//! class, job kind, outcome): never a tenant or a value a client chose.
+//! Tenant ids ride along as properties, searchable in the log line. Off
+//! unless the binary turns them on (`METRICS`, default on), so the tests'
+//! in-process servers print nothing.
 
+use std::io::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde_json::{Map, Value, json};
 use tracing_subscriber::EnvFilter;
+
+/// The CloudWatch namespace of every metric.
+pub const NAMESPACE: &str = "KobanaInbox";
+
+static METRICS_ON: AtomicBool = AtomicBool::new(false);
+
+/// Turns metric lines on or off for this process.
+pub fn enable_metrics(on: bool) {
+    METRICS_ON.store(on, Ordering::Relaxed);
+}
+
+/// One EMF event: its dimension sets (each a list of property names), its
+/// metrics (name, unit, value) and its properties (dimension values first).
+pub struct Emf<'a> {
+    pub dimensions: &'a [&'a [&'a str]],
+    pub metrics: &'a [(&'a str, &'a str, f64)],
+    pub properties: &'a [(&'a str, Value)],
+}
+
+impl Emf<'_> {
+    /// The line as JSON (what `emit` writes).
+    pub fn to_json(&self, timestamp_ms: u64) -> Value {
+        let definitions: Vec<Value> =
+            self.metrics.iter().map(|(name, unit, _)| json!({"Name": name, "Unit": unit})).collect();
+        let mut line = Map::new();
+        line.insert(
+            "_aws".into(),
+            json!({"Timestamp": timestamp_ms, "CloudWatchMetrics": [
+                {"Namespace": NAMESPACE, "Dimensions": self.dimensions, "Metrics": definitions}
+            ]}),
+        );
+        for (name, value) in self.properties {
+            line.insert((*name).into(), value.clone());
+        }
+        for (name, _, value) in self.metrics {
+            line.insert((*name).into(), json!(value));
+        }
+        Value::Object(line)
+    }
+
+    /// Writes the line on stdout, when metrics are on.
+    pub fn emit(&self) {
+        if !METRICS_ON.load(Ordering::Relaxed) {
+            return;
+        }
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
+        let line = self.to_json(u64::try_from(now).unwrap_or(u64::MAX)).to_string();
+        // One write of one line: lines of concurrent requests do not interleave.
+        let _ = writeln!(std::io::stdout().lock(), "{line}");
+    }
+}
 
 /// How log lines are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

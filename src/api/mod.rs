@@ -178,6 +178,37 @@ impl Op {
         self.row().method != "GET"
     }
 
+    /// The operation's name in snake case (`webhook_rotate_secret`): its
+    /// OpenAPI `operationId` and its metric dimension.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::InboxesList => "inboxes_list",
+            Op::InboxesUpsert => "inboxes_upsert",
+            Op::InboxGet => "inbox_get",
+            Op::InboxUpdate => "inbox_update",
+            Op::InboxDelete => "inbox_delete",
+            Op::SendersList => "senders_list",
+            Op::SendersAdd => "senders_add",
+            Op::SenderRemove => "sender_remove",
+            Op::EmailIngest => "email_ingest",
+            Op::EmailsList => "emails_list",
+            Op::EmailGet => "email_get",
+            Op::EmailReprocess => "email_reprocess",
+            Op::EmailDelete => "email_delete",
+            Op::WebhooksList => "webhooks_list",
+            Op::WebhooksUpsert => "webhooks_upsert",
+            Op::WebhookGet => "webhook_get",
+            Op::WebhookDelete => "webhook_delete",
+            Op::WebhookTest => "webhook_test",
+            Op::WebhookRotateSecret => "webhook_rotate_secret",
+            Op::DeliveriesList => "deliveries_list",
+            Op::DeliveryResend => "delivery_resend",
+            Op::JobGet => "job_get",
+            Op::JobCancel => "job_cancel",
+            Op::Workspace => "workspace",
+        }
+    }
+
     /// Whether it answers 202 with a job that finishes later (what the MCP
     /// tools turn into tasks).
     pub fn enqueues(self) -> bool {

@@ -100,7 +100,7 @@ fn operation(op: Op) -> Value {
     }
     let (security, who) = security(op);
     let mut operation = json!({
-        "operationId": operation_id(op),
+        "operationId": op.name(),
         "summary": summary(op),
         "description": who,
         "tags": [tag(row.template)],
@@ -144,18 +144,6 @@ fn security(op: Op) -> (Value, String) {
             (Value::Array(alternatives), format!("The job's subject decides: its {verb} or above."))
         }
     }
-}
-
-fn operation_id(op: Op) -> String {
-    let name = format!("{op:?}");
-    let mut id = String::with_capacity(name.len() + 4);
-    for (i, c) in name.chars().enumerate() {
-        if c.is_ascii_uppercase() && i > 0 {
-            id.push('_');
-        }
-        id.push(c.to_ascii_lowercase());
-    }
-    id
 }
 
 fn tag(template: &str) -> &'static str {
@@ -239,6 +227,7 @@ mod tests {
             ROUTES.iter().map(|r| (r.method.to_owned(), r.template.to_owned())).collect();
         routes.sort();
         assert_eq!(found, routes);
-        assert_eq!(operation_id(Op::WebhookRotateSecret), "webhook_rotate_secret");
+        let names: std::collections::BTreeSet<&str> = ROUTES.iter().map(|r| r.op.name()).collect();
+        assert_eq!(names.len(), ROUTES.len(), "operation names are unique");
     }
 }

@@ -23,6 +23,7 @@ async fn main() -> ExitCode {
         }
     };
     telemetry::init(config.log_format);
+    telemetry::enable_metrics(config.metrics);
     let app: &'static App = match App::build(config).await {
         Ok(app) => Box::leak(Box::new(app)),
         Err(error) => {

@@ -66,33 +66,92 @@ pub async fn handle(edge: &Edge, req: Request) -> Response<Body> {
         status = field::Empty,
         dynamodb_calls = field::Empty,
     );
+    let started = std::time::Instant::now();
     async move {
-        let (response, round_trips) = crate::store::counting(route(edge, req)).await;
+        let ((response, label), round_trips) = crate::store::counting(route(edge, req)).await;
         let span = tracing::Span::current();
-        span.record("status", response.status().as_u16());
+        let status = response.status().as_u16();
+        span.record("status", status);
         span.record("dynamodb_calls", round_trips);
         tracing::info!("answered");
+        request_metrics(&label, status, started.elapsed(), round_trips, &request_id);
         response
     }
     .instrument(span)
     .await
 }
 
-async fn route(edge: &Edge, req: Request) -> Response<Body> {
+/// What a request was, for its metric line: bounded labels only.
+struct Label {
+    /// `mcp`, `rest` or `other`.
+    surface: &'static str,
+    /// The MCP method or tool, the REST operation, or the other route.
+    operation: &'static str,
+}
+
+impl Label {
+    const fn other(operation: &'static str) -> Label {
+        Label { surface: "other", operation }
+    }
+}
+
+/// One EMF line per request: `Requests`, `Latency`, `DynamoDbCalls`,
+/// `RateLimited` and `Unavailable`, by surface and status class and by
+/// surface and operation.
+fn request_metrics(label: &Label, status: u16, elapsed: std::time::Duration, round_trips: u32, request_id: &str) {
+    let class = match status {
+        200..=299 => "2xx",
+        300..=399 => "3xx",
+        400..=499 => "4xx",
+        _ => "5xx",
+    };
+    let flag = |hit: bool| if hit { 1.0 } else { 0.0 };
+    let metrics = [
+        ("Requests", "Count", 1.0),
+        ("Latency", "Milliseconds", elapsed.as_secs_f64() * 1000.0),
+        ("DynamoDbCalls", "Count", f64::from(round_trips)),
+        ("RateLimited", "Count", flag(status == 429)),
+        ("Unavailable", "Count", flag(status == 503)),
+    ];
+    crate::telemetry::Emf {
+        dimensions: &[&["Surface", "StatusClass"], &["Surface", "Operation"]],
+        metrics: &metrics,
+        properties: &[
+            ("Surface", Value::from(label.surface)),
+            ("Operation", Value::from(label.operation)),
+            ("StatusClass", Value::from(class)),
+            ("Status", Value::from(status)),
+            ("RequestId", Value::from(request_id)),
+        ],
+    }
+    .emit();
+}
+
+async fn route(edge: &Edge, req: Request) -> (Response<Body>, Label) {
     // Behind a REST API (v1) stage the URI carries the stage; the raw path does not.
     let raw = req.raw_http_path();
     let path = if raw.is_empty() { req.uri().path().to_owned() } else { raw.to_owned() };
     tracing::Span::current().record("path", path.as_str());
     let is_mcp = path == "/mcp";
+    let refused = if is_mcp {
+        Label { surface: "mcp", operation: "refused" }
+    } else if path.starts_with("/api/v1/") {
+        Label { surface: "rest", operation: "refused" }
+    } else {
+        Label::other("refused")
+    };
 
     if let Some(origin) = req.headers().get(http::header::ORIGIN) {
         let allowed = origin.to_str().is_ok_and(|o| edge.allowed_origins.iter().any(|a| a == o));
         if !allowed {
-            return gate_refusal(403, "origin_not_allowed", "The Origin of this request is not allowed", is_mcp);
+            let response = gate_refusal(403, "origin_not_allowed", "The Origin of this request is not allowed", is_mcp);
+            return (response, refused);
         }
     }
     if !host_allowed(edge, &req) {
-        return gate_refusal(403, "host_not_allowed", "The Host of this request does not name this server", is_mcp);
+        let response =
+            gate_refusal(403, "host_not_allowed", "The Host of this request does not name this server", is_mcp);
+        return (response, refused);
     }
 
     match path.as_str() {
@@ -100,7 +159,7 @@ async fn route(edge: &Edge, req: Request) -> Response<Body> {
             if req.method() != http::Method::POST {
                 let mut response = gate_refusal(405, "method_not_allowed", "The MCP endpoint accepts POST only", true);
                 response.headers_mut().insert(http::header::ALLOW, HeaderValue::from_static("POST"));
-                return response;
+                return (response, refused);
             }
             let (parts, body) = req.into_parts();
             let mut trace = Trace::default();
@@ -119,26 +178,33 @@ async fn route(edge: &Edge, req: Request) -> Response<Body> {
             if let Some(ws) = &trace.workspace {
                 span.record("workspace", ws.as_str());
             }
-            mcp_response(reply)
+            (mcp_response(reply), Label { surface: "mcp", operation: trace.operation.unwrap_or("unparsed") })
         }
         "/.well-known/oauth-protected-resource" | "/.well-known/oauth-protected-resource/mcp"
             if req.method() == http::Method::GET =>
         {
-            json_response(200, &edge.mcp_resource.metadata(&format!("{SERVER_TITLE} MCP")))
+            let metadata = edge.mcp_resource.metadata(&format!("{SERVER_TITLE} MCP"));
+            (json_response(200, &metadata), Label::other("resource_metadata"))
         }
         "/.well-known/oauth-protected-resource/api/v1" if req.method() == http::Method::GET => {
-            json_response(200, &edge.api_resource.metadata(&format!("{SERVER_TITLE} REST API")))
+            let metadata = edge.api_resource.metadata(&format!("{SERVER_TITLE} REST API"));
+            (json_response(200, &metadata), Label::other("resource_metadata"))
         }
-        "/health" if req.method() == http::Method::GET => json_response(200, &json!({"status": "ok"})),
+        "/health" if req.method() == http::Method::GET => {
+            (json_response(200, &json!({"status": "ok"})), Label::other("health"))
+        }
         // It describes the API and reveals no data: no token needed.
         "/api/v1/openapi.json" if req.method() == http::Method::GET => {
-            json_text_response(200, crate::api::openapi::document().to_owned())
+            let response = json_text_response(200, crate::api::openapi::document().to_owned());
+            (response, Label { surface: "rest", operation: "openapi" })
         }
         rest if rest.starts_with("/api/v1/") => {
             let (parts, body) = req.into_parts();
+            let path = &rest["/api/v1".len()..];
+            let operation = crate::api::Route::parse(parts.method.as_str(), path).map_or("no_route", |r| r.op.name());
             let request = RestRequest {
                 method: parts.method.as_str(),
-                path: &rest["/api/v1".len()..],
+                path,
                 query: parts.uri.query(),
                 headers: &parts.headers,
                 body: body_bytes(&body),
@@ -146,9 +212,9 @@ async fn route(edge: &Edge, req: Request) -> Response<Body> {
             let reply = rest::handle(edge, &request).await;
             let mut response = json_response(reply.status, &reply.body);
             append_headers(&mut response, reply.headers);
-            response
+            (response, Label { surface: "rest", operation })
         }
-        _ => gate_refusal(404, "not_found", "No such route", false),
+        _ => (gate_refusal(404, "not_found", "No such route", false), Label::other("no_route")),
     }
 }
 

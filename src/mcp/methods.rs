@@ -31,6 +31,33 @@ pub fn is_served(era: Era, method: &str) -> bool {
     own || BOTH.contains(&method)
 }
 
+/// The method's name as a bounded label (metrics): a method this server
+/// knows, `notification` for any notification, `unknown` for anything else,
+/// so a client cannot mint new metric dimensions.
+pub fn label(method: &str) -> &'static str {
+    const KNOWN: [&str; 14] = [
+        "server/discover",
+        "initialize",
+        "ping",
+        "tools/list",
+        "tools/call",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "prompts/list",
+        "prompts/get",
+        "completion/complete",
+        "tasks/get",
+        "tasks/update",
+        "tasks/cancel",
+    ];
+    match KNOWN.iter().find(|known| **known == method) {
+        Some(known) => known,
+        None if method.starts_with("notifications/") => "notification",
+        None => "unknown",
+    }
+}
+
 /// Methods that act on a workspace (everything but discovery and the handshake).
 pub fn needs_workspace(method: &str) -> bool {
     !matches!(method, "server/discover" | "initialize" | "ping")

@@ -115,6 +115,9 @@ impl McpReply {
 pub struct Trace {
     pub era: Option<&'static str>,
     pub method: Option<String>,
+    /// What the request asked for, as a bounded label: the tool's name for
+    /// `tools/call` of a known tool, otherwise `methods::label`.
+    pub operation: Option<&'static str>,
     pub sub: Option<String>,
     pub workspace: Option<String>,
 }
@@ -223,6 +226,7 @@ impl McpServer {
             Err(failure) => return Err(McpReply::error(failure.id.as_ref(), &failure.error, newest)),
         };
         trace.method = Some(message.method.clone());
+        trace.operation = Some(self.operation(&message));
         let Some(id) = message.id.clone() else {
             return Ok(Prepared::Notification(notification_version(&message, headers)));
         };
@@ -232,6 +236,16 @@ impl McpServer {
         };
         trace.era = Some(era.label());
         Ok(Prepared::Request(Request { message, id, era }))
+    }
+
+    /// The bounded label of a message (see `Trace::operation`).
+    fn operation(&self, message: &Message) -> &'static str {
+        if message.method == "tools/call"
+            && let Some(tool) = message.params.get("name").and_then(Value::as_str).and_then(|n| self.tools.find(n))
+        {
+            return tool.row.name;
+        }
+        methods::label(&message.method)
     }
 
     /// Whether answering `request` may change state: a call of a tool that

@@ -201,5 +201,26 @@ async fn deliver(
         created_at: now_string(),
     };
     runner.store.put_delivery(t, &delivery, payload).await?;
+    delivery_metrics(t, &delivery);
     serde_json::to_value(&delivery).map_err(|e| EffectError::Permanent(e.to_string()))
+}
+
+/// One EMF line per delivery attempt: `Deliveries` and `DeliveryLatency`, by
+/// outcome and event type.
+fn delivery_metrics(t: &Tenant, delivery: &Delivery) {
+    let outcome = if delivery.status == DeliveryStatus::Succeeded { "succeeded" } else { "failed" };
+    #[expect(clippy::cast_precision_loss, reason = "a delivery lasts at most seconds: exact in f64")]
+    let latency = delivery.duration_ms.unwrap_or(0) as f64;
+    crate::telemetry::Emf {
+        dimensions: &[&["Outcome"], &["EventType", "Outcome"]],
+        metrics: &[("Deliveries", "Count", 1.0), ("DeliveryLatency", "Milliseconds", latency)],
+        properties: &[
+            ("Outcome", Value::from(outcome)),
+            ("EventType", Value::from(delivery.event_type.as_str())),
+            ("StatusCode", delivery.status_code.map_or(Value::Null, Value::from)),
+            ("DeliveryId", Value::from(delivery.id.as_str())),
+            ("Workspace", Value::from(t.workspace.as_str())),
+        ],
+    }
+    .emit();
 }

@@ -88,6 +88,7 @@ pub async fn run(runner: &Runner, tenant: &Tenant, id: &str) -> Result<Ran, Stor
             _ => Ran::Skipped,
         });
     };
+    let started = std::time::Instant::now();
     let mut backoff = Duration::from_millis(200);
     let outcome = loop {
         match effects::apply(runner, tenant, &job).await {
@@ -104,7 +105,36 @@ pub async fn run(runner: &Runner, tenant: &Tenant, id: &str) -> Result<Ran, Stor
             }
         }
     };
-    finish(runner, tenant, &mut job, outcome).await
+    let ran = finish(runner, tenant, &mut job, outcome).await?;
+    job_metrics(tenant, &job, started.elapsed());
+    Ok(ran)
+}
+
+/// One EMF line per finished job: `Jobs`, `JobAttempts` and `JobDuration`,
+/// by kind and outcome (`succeeded`, `failed_operation`, `failed_platform`).
+fn job_metrics(tenant: &Tenant, job: &Job, elapsed: Duration) {
+    let outcome = match (job.status, job.error_kind) {
+        (JobStatus::Succeeded, _) => "succeeded",
+        (_, Some(JobErrorKind::Operation)) => "failed_operation",
+        _ => "failed_platform",
+    };
+    let kind = serde_json::to_value(job.kind).unwrap_or(Value::Null);
+    crate::telemetry::Emf {
+        dimensions: &[&["JobKind", "Outcome"]],
+        metrics: &[
+            ("Jobs", "Count", 1.0),
+            ("JobAttempts", "Count", f64::from(job.attempts)),
+            ("JobDuration", "Milliseconds", elapsed.as_secs_f64() * 1000.0),
+        ],
+        properties: &[
+            ("JobKind", kind),
+            ("Outcome", Value::from(outcome)),
+            ("JobId", Value::from(job.id.as_str())),
+            ("Workspace", Value::from(tenant.workspace.as_str())),
+            ("Org", Value::from(tenant.org.as_str())),
+        ],
+    }
+    .emit();
 }
 
 async fn finish(

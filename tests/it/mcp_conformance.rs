@@ -242,6 +242,42 @@ async fn post_from_an_allowlisted_origin_is_processed_normally() {
     stateless_ok(&resp, json!(5));
 }
 
+// Issue 14: the server's own origin needs no configuration; look-alikes stay refused.
+#[tokio::test]
+async fn the_servers_own_origin_is_allowed_without_configuration() {
+    let h = Harness::new();
+    for (id, origin) in [(1, "http://127.0.0.1:3000"), (2, "http://localhost:3000")] {
+        let resp = h.stateless(json!(id), "tools/list", json!({})).header("origin", origin).send().await;
+        stateless_ok(&resp, json!(id));
+    }
+    let h = Harness::with_config(|config| config.mcp_resource = "https://inbox-mcp.example.com/mcp".into());
+    let now = jsonwebtoken::get_current_timestamp();
+    let token = h.sign(&json!({"iss": common::ISSUER, "sub": "usr_admin", "org_id": "org_demo",
+        "aud": "https://inbox-mcp.example.com/mcp", "scope": common::ALL_SCOPES, "iat": now, "exp": now + 600}));
+    let resp = h
+        .stateless(json!(3), "tools/list", json!({}))
+        .token(&token)
+        .header("host", "inbox-mcp.example.com")
+        .header("origin", "https://inbox-mcp.example.com")
+        .send()
+        .await;
+    stateless_ok(&resp, json!(3));
+    for (id, origin) in [
+        (4, "http://inbox-mcp.example.com"),
+        (5, "https://inbox-mcp.example.com.evil.example"),
+        (6, "http://127.0.0.1:3001"),
+        (7, "null"),
+    ] {
+        let resp = h
+            .stateless(json!(id), "tools/list", json!({}))
+            .header("host", "inbox-mcp.example.com")
+            .header("origin", origin)
+            .send()
+            .await;
+        assert_eq!(resp.status, 403, "{origin}: {}", String::from_utf8_lossy(&resp.body));
+    }
+}
+
 // §7 line 6
 #[tokio::test]
 async fn post_without_origin_is_processed_normally() {

@@ -1,0 +1,235 @@
+//! Running it like a service (issue 14): the real binary, started as
+//! `make run` starts it, writes one Embedded Metric Format line per request;
+//! the server's own origin needs no configuration.
+
+use crate::common;
+
+use std::io::{BufRead as _, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_kobana-inbox-mcp");
+
+/// A free loopback port (bound, then released for the child to take).
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("addr").port()
+}
+
+/// The binary in local mode, as `make run` starts it: own table (created and
+/// seeded), own development issuer, stdout read line by line.
+struct Served {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    port: u16,
+    token: String,
+}
+
+impl Served {
+    fn start() -> Served {
+        let (port, issuer_port) = (free_port(), free_port());
+        let key = std::env::temp_dir().join(format!("{}.key", common::unique_table()));
+        let table = common::unique_table();
+        let command = |args: &[&str]| {
+            let mut command = Command::new(BIN);
+            command
+                .args(args)
+                .env("PORT", port.to_string())
+                .env("DEV_ISSUER_KEY", &key)
+                .env("DEV_ISSUER_PORT", issuer_port.to_string())
+                .env("TABLE_NAME", &table)
+                .env("DYNAMODB_ENDPOINT", common::dynamodb_endpoint())
+                .env("RUST_LOG", "warn")
+                .env_remove("MCP_RESOURCE")
+                .env_remove("API_AUDIENCE")
+                .env_remove("OAUTH_ISSUER")
+                .env_remove("JWKS_URL")
+                .env_remove("METRICS")
+                .env_remove("AWS_LAMBDA_RUNTIME_API");
+            command
+        };
+        for step in [["create-table"], ["seed"]] {
+            let out = command(&step).output().expect("run the binary");
+            assert!(out.status.success(), "{step:?}: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        let out = command(&["dev-token"]).output().expect("dev-token");
+        let token = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        assert!(out.status.success() && !token.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+        let mut child =
+            command(&["serve"]).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("start the server");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Served { child, lines, port, token }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// Waits for /health (bounded).
+    async fn ready(&self, client: &reqwest::Client) {
+        for _ in 0..100 {
+            if client.get(self.url("/health")).send().await.is_ok_and(|r| r.status() == 200) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("the server did not answer /health");
+    }
+
+    /// The next stdout line that is an EMF record (bounded wait).
+    fn next_metric(&self) -> Value {
+        loop {
+            let line = self.lines.recv_timeout(Duration::from_secs(20)).expect("a metric line within 20 s");
+            if let Ok(value) = serde_json::from_str::<Value>(&line)
+                && value.get("_aws").is_some()
+            {
+                return value;
+            }
+        }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[track_caller]
+fn assert_emf(line: &Value, dimensions: &Value, metrics: &[&str]) {
+    let spec = &line["_aws"]["CloudWatchMetrics"][0];
+    assert_eq!(spec["Namespace"], "KobanaInbox", "{line}");
+    assert!(line["_aws"]["Timestamp"].as_u64().is_some_and(|t| t > 1_700_000_000_000), "{line}");
+    assert_eq!(&spec["Dimensions"], dimensions, "{line}");
+    let names: Vec<&str> = spec["Metrics"].as_array().unwrap().iter().map(|m| m["Name"].as_str().unwrap()).collect();
+    assert_eq!(names, metrics, "{line}");
+    for name in metrics {
+        assert!(line[*name].is_number(), "{name} has a value: {line}");
+    }
+    for set in dimensions.as_array().unwrap() {
+        for dimension in set.as_array().unwrap() {
+            assert!(line[dimension.as_str().unwrap()].is_string(), "dimension {dimension} has a value: {line}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_request_to_the_running_server_writes_one_metric_line() {
+    let served = Served::start();
+    let client = reqwest::Client::new();
+    served.ready(&client).await;
+    // /health is measured too: drain what came before the request.
+    while served.lines.recv_timeout(Duration::from_millis(300)).is_ok() {}
+
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "emails_get", "arguments": {"id": "eml_telecom_nov"}, "_meta": common::envelope()}});
+    let resp = client
+        .post(served.url("/mcp"))
+        .bearer_auth(&served.token)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", common::STATELESS)
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "emails_get")
+        .header("x-workspace-id", "ws_main")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+
+    let line = served.next_metric();
+    let dims = json!([["Surface", "StatusClass"], ["Surface", "Operation"]]);
+    assert_emf(&line, &dims, &["Requests", "Latency", "DynamoDbCalls", "RateLimited", "Unavailable"]);
+    assert_eq!(
+        (&line["Surface"], &line["Operation"], &line["StatusClass"]),
+        (&json!("mcp"), &json!("emails_get"), &json!("2xx"))
+    );
+    assert_eq!((line["Requests"].as_f64(), line["RateLimited"].as_f64()), (Some(1.0), Some(0.0)), "{line}");
+    assert!(line["DynamoDbCalls"].as_f64().is_some_and(|n| n >= 1.0), "the e-mail was read: {line}");
+    assert!(line["RequestId"].is_string(), "{line}");
+    assert!(!line.to_string().contains(&served.token), "no token in a metric line");
+    assert!(served.lines.recv_timeout(Duration::from_millis(300)).is_err(), "one line per request");
+
+    // A REST call is labelled by its operation; a method a client invents is not a dimension.
+    let resp = client
+        .get(served.url("/api/v1/inboxes"))
+        .bearer_auth(&served.token)
+        .header("x-workspace-id", "ws_main")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let line = served.next_metric();
+    assert_eq!((&line["Surface"], &line["Operation"]), (&json!("rest"), &json!("inboxes_list")), "{line}");
+    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "x/made-up-7f3a", "params": {"_meta": common::envelope()}});
+    let resp = client
+        .post(served.url("/mcp"))
+        .bearer_auth(&served.token)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", common::STATELESS)
+        .header("mcp-method", "x/made-up-7f3a")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 404);
+    let line = served.next_metric();
+    assert_eq!((&line["Operation"], &line["StatusClass"]), (&json!("unknown"), &json!("4xx")), "{line}");
+
+    // A long operation: the request, then the job (run by the in-process
+    // poller) and its webhook delivery each write their line.
+    let resp = client
+        .post(served.url("/api/v1/emails/eml_energy_nov/reprocess"))
+        .bearer_auth(&served.token)
+        .header("x-workspace-id", "ws_main")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 202, "{:?}", resp.text().await);
+    let (mut job, mut delivery) = (None, None);
+    while job.is_none() || delivery.is_none() {
+        let line = served.next_metric();
+        if line.get("Jobs").is_some() {
+            job = Some(line);
+        } else if line.get("Deliveries").is_some() {
+            delivery = Some(line);
+        }
+    }
+    let job = job.unwrap();
+    assert_emf(&job, &json!([["JobKind", "Outcome"]]), &["Jobs", "JobAttempts", "JobDuration"]);
+    assert_eq!((&job["JobKind"], &job["Outcome"]), (&json!("email.reprocess"), &json!("succeeded")), "{job}");
+    let delivery = delivery.unwrap();
+    assert_emf(&delivery, &json!([["Outcome"], ["EventType", "Outcome"]]), &["Deliveries", "DeliveryLatency"]);
+    assert_eq!(delivery["EventType"], "email.processed", "{delivery}");
+}
+
+#[test]
+fn job_and_delivery_metric_lines_have_their_own_dimensions() {
+    let line = inbox::telemetry::Emf {
+        dimensions: &[&["JobKind", "Outcome"]],
+        metrics: &[("Jobs", "Count", 1.0), ("JobDuration", "Milliseconds", 12.5)],
+        properties: &[
+            ("JobKind", json!("webhook.test")),
+            ("Outcome", json!("succeeded")),
+            ("Workspace", json!("ws_main")),
+        ],
+    }
+    .to_json(1_800_000_000_000);
+    assert_emf(&line, &json!([["JobKind", "Outcome"]]), &["Jobs", "JobDuration"]);
+    assert_eq!(line["Workspace"], "ws_main", "tenant ids are properties, not dimensions");
+}
