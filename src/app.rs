@@ -33,6 +33,35 @@ pub struct App {
     pub runner: Arc<Runner>,
 }
 
+/// On Lambda, reports a failed INIT (bad configuration, a client that could
+/// not be built) to the Runtime API, so the failure is an init error with a
+/// readable message in the console and logs, not a process that dies
+/// silently and is restarted over and over. Elsewhere, does nothing.
+pub async fn report_init_error(kind: &str, message: &str) {
+    let Ok(api) = std::env::var("AWS_LAMBDA_RUNTIME_API") else { return };
+    let url = format!("http://{api}/2018-06-01/runtime/init/error");
+    let error_type = format!("Runtime.{kind}");
+    let body = serde_json::json!({"errorMessage": message, "errorType": error_type});
+    let sent = match reqwest::Client::builder().timeout(Duration::from_secs(2)).build() {
+        Ok(client) => {
+            client
+                .post(url)
+                .header("lambda-runtime-function-error-type", error_type.as_str())
+                .header("content-type", "application/json")
+                .body(body.to_string())
+                .send()
+                .await
+        }
+        Err(e) => {
+            eprintln!("cannot report the init error: {e}");
+            return;
+        }
+    };
+    if let Err(e) = sent {
+        eprintln!("cannot report the init error: {e}");
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
     #[error("cannot build the HTTP client: {0}")]

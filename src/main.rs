@@ -23,7 +23,9 @@ async fn main() -> ExitCode {
     let config = match Config::from_env() {
         Ok(config) => config,
         Err(error) => {
-            eprintln!("configuration error: {error}");
+            let message = format!("configuration error: {error}");
+            eprintln!("{message}");
+            inbox::app::report_init_error("ConfigurationError", &message).await;
             return ExitCode::FAILURE;
         }
     };
@@ -63,7 +65,14 @@ async fn main() -> ExitCode {
 }
 
 async fn build(config: Config) -> Result<App, String> {
-    App::build(config).await.map_err(|e| format!("start-up failed: {e}"))
+    match App::build(config).await {
+        Ok(app) => Ok(app),
+        Err(e) => {
+            let message = format!("start-up failed: {e}");
+            inbox::app::report_init_error("InitError", &message).await;
+            Err(message)
+        }
+    }
 }
 
 async fn run_lambda(config: Config) -> Result<(), String> {

@@ -18,7 +18,9 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
         Err(error) => {
-            eprintln!("configuration error: {error}");
+            let message = format!("configuration error: {error}");
+            eprintln!("{message}");
+            inbox::app::report_init_error("ConfigurationError", &message).await;
             return ExitCode::FAILURE;
         }
     };
@@ -27,7 +29,9 @@ async fn main() -> ExitCode {
     let app: &'static App = match App::build(config).await {
         Ok(app) => Box::leak(Box::new(app)),
         Err(error) => {
-            eprintln!("start-up failed: {error}");
+            let message = format!("start-up failed: {error}");
+            eprintln!("{message}");
+            inbox::app::report_init_error("InitError", &message).await;
             return ExitCode::FAILURE;
         }
     };

@@ -16,5 +16,6 @@ mod mcp_conformance;
 mod mcp_tools;
 mod operations;
 mod rest_api;
+mod runtime;
 mod schemas;
 mod tasks;
