@@ -66,6 +66,8 @@ pub async fn report_init_error(kind: &str, message: &str) {
 pub enum AppError {
     #[error("cannot build the HTTP client: {0}")]
     HttpClient(String),
+    #[error(transparent)]
+    Secret(crate::secret_store::SecretError),
 }
 
 impl App {
@@ -79,8 +81,13 @@ impl App {
             .map_err(|e| AppError::HttpClient(e.to_string()))?;
         let jwks = JwksCache::new(config.auth.jwks_url.clone(), client, config.auth.jwks_min_refresh);
         let verifier = Verifier::new(config.auth.issuer.clone(), jwks);
-        let store = Store::connect(&config.store).await;
-        let secrets = Arc::new(Secrets::new(&config.signing_secrets));
+        // Two independent INIT round trips (the DynamoDB client's setup and the
+        // signing secret from Secrets Manager), side by side.
+        let source = config.secret_source();
+        let (store, signing) =
+            tokio::join!(Store::connect(&config.store), crate::secret_store::signing_secrets(&source));
+        let signing = signing.map_err(AppError::Secret)?;
+        let secrets = Arc::new(Secrets::new(&signing));
         let mcp_resource = Resource::new(&config.mcp_resource, &config.auth.issuer, Scope::USER.to_vec());
         let api_resource = Resource::new(&config.auth.api_audience, &config.auth.issuer, Scope::ALL.to_vec());
         let outbound = Outbound::new(config.webhook_allow_loopback).map_err(AppError::HttpClient)?;

@@ -43,7 +43,12 @@ pub struct Config {
     pub dev_issuer: Option<DevIssuerConfig>,
     /// Secrets that sign cursors and confirmations and seal webhook secrets;
     /// the first is current, all verify.
+    /// Empty when `signing_secret_arn` names where they are (read at INIT).
     pub signing_secrets: Vec<String>,
+    /// The Secrets Manager secret holding the signing secret (`SIGNING_SECRET_ARN`).
+    pub signing_secret_arn: Option<String>,
+    /// A local Secrets Manager-compatible server (`SECRETS_MANAGER_ENDPOINT`).
+    pub secrets_endpoint: Option<String>,
     /// Webhook deliveries may go to loopback over plain HTTP (local runs and tests only).
     pub webhook_allow_loopback: bool,
     /// How long a destructive tool's confirmation request stays valid.
@@ -169,8 +174,11 @@ impl Config {
             }
         };
         let api_audience = var("API_AUDIENCE").unwrap_or_else(|| default_api_audience(&mcp_resource));
+        let signing_secret_arn = var("SIGNING_SECRET_ARN");
         let signing_secrets = match (list("SIGNING_SECRET"), mode) {
             (secrets, _) if !secrets.is_empty() => secrets,
+            // Read from Secrets Manager during INIT (`App::build`).
+            _ if signing_secret_arn.is_some() => Vec::new(),
             // Random, generated on first run and kept private on this machine:
             // a public default would let anyone forge cursors and confirmations.
             (_, Mode::Local) => {
@@ -180,7 +188,10 @@ impl Config {
                 vec![seed.iter().map(|b| format!("{b:02x}")).collect()]
             }
             (_, Mode::Lambda) => {
-                return Err(ConfigError::Invalid { name: "SIGNING_SECRET", reason: "is required on Lambda".into() });
+                return Err(ConfigError::Invalid {
+                    name: "SIGNING_SECRET",
+                    reason: "SIGNING_SECRET_ARN (or SIGNING_SECRET) is required on Lambda".into(),
+                });
             }
         };
         if mode == Mode::Lambda && signing_secrets.iter().any(|s| s.len() < 32 || s == LOCAL_SIGNING_SECRET) {
@@ -227,6 +238,8 @@ impl Config {
             rate_limit_per_minute: parse_or("RATE_LIMIT_PER_MINUTE", 120)?,
             dev_issuer,
             signing_secrets,
+            signing_secret_arn,
+            secrets_endpoint: var("SECRETS_MANAGER_ENDPOINT"),
             webhook_allow_loopback,
             confirmation_ttl_secs: parse_or("CONFIRMATION_TTL_SECS", 600)?,
         })
@@ -267,8 +280,22 @@ impl Config {
             rate_limit_per_minute: 0,
             dev_issuer: None,
             signing_secrets: vec![LOCAL_SIGNING_SECRET.to_owned()],
+            signing_secret_arn: None,
+            secrets_endpoint: None,
             webhook_allow_loopback: true,
             confirmation_ttl_secs: 600,
+        }
+    }
+
+    /// Where the signing secrets come from: Secrets Manager when an ARN is
+    /// configured (at least 32 characters each on Lambda), else as configured.
+    pub fn secret_source(&self) -> crate::secret_store::SecretSource {
+        crate::secret_store::SecretSource {
+            arn: self.signing_secret_arn.clone(),
+            region: self.store.region.clone(),
+            endpoint: self.secrets_endpoint.clone(),
+            configured: self.signing_secrets.clone(),
+            min_len: if self.mode == Mode::Lambda { 32 } else { 1 },
         }
     }
 

@@ -30,6 +30,7 @@ pub mod edge;
 pub mod json;
 pub mod mcp;
 pub mod outbound;
+pub mod secret_store;
 pub mod secrets;
 pub mod seed;
 pub mod store;

@@ -40,12 +40,15 @@ async fn main() -> ExitCode {
             let store = Store::connect(&config.store).await;
             store.create_table().await.map_err(|e| format!("create-table: {e}"))
         }
-        ("seed", Mode::Local) => {
-            let store = Store::connect(&config.store).await;
-            inbox::seed::seed(&store, &inbox::secrets::Secrets::new(&config.signing_secrets))
-                .await
-                .map_err(|e| format!("seed: {e}"))
-        }
+        ("seed", Mode::Local) => match inbox::secret_store::signing_secrets(&config.secret_source()).await {
+            Ok(signing) => {
+                let store = Store::connect(&config.store).await;
+                inbox::seed::seed(&store, &inbox::secrets::Secrets::new(&signing))
+                    .await
+                    .map_err(|e| format!("seed: {e}"))
+            }
+            Err(e) => Err(format!("seed: {e}")),
+        },
         ("dev-token", Mode::Local) => dev_token(&config),
         ("invoke", Mode::Local) => match std::env::args().nth(2) {
             Some(path) => invoke(config, &path).await,

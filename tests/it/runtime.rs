@@ -322,3 +322,85 @@ async fn the_worker_runs_stream_batches_and_names_exactly_the_record_to_redelive
         assert_eq!(stored.status.as_str(), status, "{}", job.id);
     }
 }
+
+async fn secrets_manager() -> aws_sdk_secretsmanager::Client {
+    let config = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .region(aws_config::Region::new("us-east-1"))
+        .endpoint_url(common::dynamodb_endpoint())
+        .credentials_provider(aws_sdk_secretsmanager::config::Credentials::new("local", "local", None, None, "local"))
+        .load()
+        .await;
+    aws_sdk_secretsmanager::Client::new(&config)
+}
+
+/// `GET /api/v1/emails?limit=1[&cursor=…]` as API Gateway sends it.
+fn list_emails_event(h: &common::Harness, cursor: Option<&str>) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("events/rest-list-emails.json");
+    let mut event: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("event")).expect("JSON");
+    let mut query = url::form_urlencoded::Serializer::new(String::new());
+    query.append_pair("limit", "1");
+    let mut parameters = json!({"limit": "1"});
+    if let Some(cursor) = cursor {
+        query.append_pair("cursor", cursor);
+        parameters["cursor"] = json!(cursor);
+    }
+    event["rawQueryString"] = json!(query.finish());
+    event["queryStringParameters"] = parameters;
+    events_replay::fill(&event.to_string(), h)
+}
+
+#[tokio::test]
+async fn the_signing_secret_comes_from_secrets_manager_and_survives_a_rotation() {
+    let h = harness();
+    h.app().await;
+    // The harness (like containers started before the rotation) seals with SECRET.
+    let first = Box::pin(h.api("GET", "/emails?limit=1").token(&api_token(&h)).send()).await.json();
+    let old_cursor = first["meta"]["next_cursor"].as_str().expect("a next page").to_owned();
+
+    let sm = secrets_manager().await;
+    let created = sm.create_secret().name(common::unique_table()).secret_string(SECRET).send().await.unwrap();
+    let arn = created.arn().expect("arn").to_owned();
+    let rotated = "rotated-signing-secret-9876543210-abcdefghij";
+    sm.put_secret_value().secret_id(&arn).secret_string(rotated).send().await.unwrap();
+
+    let mut env: Vec<(&str, String)> =
+        deployed(&h).await.into_iter().filter(|(name, _)| *name != "SIGNING_SECRET").collect();
+    env.push(("SIGNING_SECRET_ARN", arn.clone()));
+    env.push(("SECRETS_MANAGER_ENDPOINT", common::dynamodb_endpoint()));
+    let api = RuntimeApi::start().await;
+    let _function = Function::start(MCP_BIN, &api, &env);
+
+    // The previous version still verifies: the old cursor opens.
+    let answer = api.invoke(&list_emails_event(&h, Some(&old_cursor))).await.expect("answer");
+    assert_eq!(answer["statusCode"], 200, "{answer}");
+    // The current version signs: the function's cursor is not the old secret's.
+    let answer = api.invoke(&list_emails_event(&h, None)).await.expect("answer");
+    let body: Value = serde_json::from_str(answer["body"].as_str().unwrap()).unwrap();
+    let new_cursor = body["meta"]["next_cursor"].as_str().expect("a next page").to_owned();
+    let path = format!("/emails?limit=1&cursor={}", urlencode(&new_cursor));
+    let resp = Box::pin(h.api("GET", &path).token(&api_token(&h)).send()).await;
+    assert_eq!((resp.status, resp.json()["error"]["code"].as_str()), (400, Some("invalid_cursor")));
+
+    // A secret that cannot be read is an init error that says which.
+    let api = RuntimeApi::start().await;
+    let mut env = env.clone();
+    env.retain(|(name, _)| *name != "SIGNING_SECRET_ARN");
+    env.push(("SIGNING_SECRET_ARN", format!("{arn}-gone")));
+    let mut function = Function::start(MCP_BIN, &api, &env);
+    assert!(!function.exit().await.success());
+    let errors = api.state.lock().unwrap().init_errors.clone();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].1["errorType"], "Runtime.InitError");
+    assert!(errors[0].1["errorMessage"].as_str().unwrap().contains("cannot read the signing secret"), "{errors:?}");
+}
+
+/// The demo admin's token for the recorded events' REST audience.
+fn api_token(h: &common::Harness) -> String {
+    let now = jsonwebtoken::get_current_timestamp();
+    h.sign(&json!({"iss": common::ISSUER, "sub": "usr_admin", "org_id": "org_demo", "aud": events_replay::API_AUDIENCE,
+        "scope": common::ALL_SCOPES, "iat": now, "exp": now + 600}))
+}
+
+fn urlencode(text: &str) -> String {
+    url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
+}
