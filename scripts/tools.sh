@@ -4,6 +4,7 @@
 #   scripts/tools.sh lint    cfn-lint and the SAM CLI
 #   scripts/tools.sh build   cargo-lambda (with zig, for arm64 cross-builds)
 #   scripts/tools.sh api     openapi-spec-validator and schemathesis (the OpenAPI checks)
+#   scripts/tools.sh security checkov (security lint of template.yaml)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOOLS=.local/tools
@@ -12,7 +13,8 @@ case "${1:-lint}" in
   build) wanted=(cargo-lambda ziglang); check=(cargo-lambda) ;;
   # A venv of its own: its pins must not move the deployment tools' dependencies.
   api) wanted=(openapi-spec-validator schemathesis); check=(openapi-spec-validator st); TOOLS=.local/tools-api ;;
-  *) echo "usage: $0 lint|build|api" >&2; exit 2 ;;
+  security) wanted=(checkov); check=(checkov); TOOLS=.local/tools-checkov ;;
+  *) echo "usage: $0 lint|build|api|security" >&2; exit 2 ;;
 esac
 missing=0
 for b in "${check[@]}"; do [ -x "$TOOLS/bin/$b" ] || missing=1; done
