@@ -68,6 +68,8 @@ pub enum AppError {
     HttpClient(String),
     #[error(transparent)]
     Secret(crate::secret_store::SecretError),
+    #[error("a start-up task failed: {0}")]
+    Task(String),
 }
 
 impl App {
@@ -80,13 +82,24 @@ impl App {
             .build()
             .map_err(|e| AppError::HttpClient(e.to_string()))?;
         let jwks = JwksCache::new(config.auth.jwks_url.clone(), client, config.auth.jwks_min_refresh);
-        let verifier = Verifier::new(config.auth.issuer.clone(), jwks);
-        // Two independent INIT round trips (the DynamoDB client's setup and the
-        // signing secret from Secrets Manager), side by side.
+        // INIT's round trips side by side: the DynamoDB client's setup, the
+        // signing secret from Secrets Manager and, on Lambda, the issuer's
+        // keys (which the first request would otherwise fetch while it waits).
         let source = config.secret_source();
-        let (store, signing) =
-            tokio::join!(Store::connect(&config.store), crate::secret_store::signing_secrets(&source));
-        let signing = signing.map_err(AppError::Secret)?;
+        let prime = async {
+            if config.mode == crate::config::Mode::Lambda {
+                jwks.prime().await;
+            }
+        };
+        // The secret on a task of its own: its client's setup is CPU work that
+        // runs on another worker thread meanwhile.
+        let secret = tokio::spawn(async move { crate::secret_store::signing_secrets(&source).await });
+        let ((), store) = tokio::join!(prime, Store::connect(&config.store));
+        let signing = match secret.await {
+            Ok(signing) => signing.map_err(AppError::Secret)?,
+            Err(e) => return Err(AppError::Task(e.to_string())),
+        };
+        let verifier = Verifier::new(config.auth.issuer.clone(), jwks);
         let secrets = Arc::new(Secrets::new(&signing));
         let mcp_resource = Resource::new(&config.mcp_resource, &config.auth.issuer, Scope::USER.to_vec());
         let api_resource = Resource::new(&config.auth.api_audience, &config.auth.issuer, Scope::ALL.to_vec());

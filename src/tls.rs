@@ -27,9 +27,16 @@ pub fn client_config() -> rustls::ClientConfig {
         .clone()
 }
 
-/// The DynamoDB SDK's HTTPS client, trusting the same roots (its own loader
-/// would read the system store).
+/// The AWS SDK clients' HTTPS client (DynamoDB, Secrets Manager), trusting
+/// the same roots (its own loader would read the system store). Built once:
+/// parsing the roots is the costly part, and the clients share it (and its
+/// connection pool).
 pub fn sdk_http_client() -> aws_sdk_dynamodb::config::SharedHttpClient {
+    static CLIENT: OnceLock<aws_sdk_dynamodb::config::SharedHttpClient> = OnceLock::new();
+    CLIENT.get_or_init(build_sdk_http_client).clone()
+}
+
+fn build_sdk_http_client() -> aws_sdk_dynamodb::config::SharedHttpClient {
     let trust = TrustStore::empty().with_native_roots(false).with_pem_certificate(roots_pem().into_bytes());
     let context = TlsContext::builder().with_trust_store(trust).build();
     let builder = aws_smithy_http_client::Builder::new()

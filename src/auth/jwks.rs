@@ -74,6 +74,16 @@ impl JwksCache {
         Arc::clone(&self.keys.read().unwrap_or_else(|e| e.into_inner()))
     }
 
+    /// Loads the key set if none is held yet (best effort: a failure is
+    /// logged and the first request tries again). For INIT, where the round
+    /// trip overlaps the others instead of delaying the first request.
+    pub async fn prime(&self) {
+        if self.snapshot().is_empty() {
+            // An id no key has: loads the set, and the answer is of no interest.
+            let _ = self.key("").await;
+        }
+    }
+
     /// The key for `kid`, refreshing the set when it is not known.
     pub async fn key(&self, kid: &str) -> Result<CachedKey, JwksError> {
         if let Some(key) = self.snapshot().get(kid) {
