@@ -5,7 +5,7 @@ SHELL := /bin/bash
 PORT ?= 3000
 CARGO ?= cargo
 
-.PHONY: run test lint build deploy invoke bench fmt clean db db-stop token openapi
+.PHONY: run test lint build deploy invoke bench fmt clean db db-stop token openapi fuzz
 
 ## Local database, demo data, development issuer, then the server on 127.0.0.1:$(PORT).
 run:
@@ -43,6 +43,10 @@ deploy:
 invoke:
 	@test -n "$(EVENT)" || (echo "usage: make invoke EVENT=events/<name>.json" >&2; exit 2)
 	scripts/invoke.sh "$(EVENT)"
+
+## Every fuzz target for FUZZ_SECS seconds each (default 60); fails on a crash or a broken invariant.
+fuzz:
+	scripts/fuzz.sh
 
 ## Side-by-side performance measurements; writes bench/results.md.
 bench:

@@ -1,0 +1,20 @@
+//! The strict JSON-RPC parser: any bytes. Invariants: a refusal is 400 with
+//! -32700 (not JSON) or -32600 (not one request), never a panic; whatever it
+//! accepts is JSON that serde_json reads too, with a method name.
+#![no_main]
+
+use inbox::mcp::jsonrpc::parse_message;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    match parse_message(data) {
+        Ok(message) => {
+            assert!(serde_json::from_slice::<serde_json::Value>(data).is_ok(), "accepted what is not JSON");
+            assert!(!message.method.is_empty() || data.windows(10).any(|w| w == b"\"method\":\""));
+        }
+        Err(failure) => {
+            assert_eq!(failure.error.status, 400, "status {}", failure.error.status);
+            assert!(matches!(failure.error.code.0, -32700 | -32600), "code {}", failure.error.code.0);
+        }
+    }
+});
