@@ -8,6 +8,11 @@ use std::fmt;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
+/// How deeply arrays and objects may nest (serde_json's recursion limit);
+/// deeper is a parse error (-32700 on MCP, `invalid_json` on REST), never a
+/// stack overflow.
+pub const MAX_DEPTH: usize = 127;
+
 /// Parses JSON like `serde_json::from_str::<Value>`, but rejects an object with
 /// a repeated key instead of silently keeping the last value.
 pub fn parse_strict(text: &str) -> Result<Value, serde_json::Error> {
@@ -100,5 +105,15 @@ mod tests {
     fn deep_nesting_is_an_error_not_a_stack_overflow() {
         let deep = "[".repeat(100_000);
         assert!(parse_strict(&deep).is_err());
+    }
+
+    #[test]
+    fn nesting_is_accepted_to_depth_127_and_refused_past_it() {
+        let nested = |depth: usize| format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        assert!(parse_strict(&nested(MAX_DEPTH)).is_ok(), "depth {MAX_DEPTH}");
+        assert!(parse_strict(&nested(MAX_DEPTH + 1)).is_err(), "depth {}", MAX_DEPTH + 1);
+        let objects = |depth: usize| format!("{}1{}", "{\"a\":".repeat(depth), "}".repeat(depth));
+        assert!(parse_strict(&objects(MAX_DEPTH)).is_ok());
+        assert!(parse_strict(&objects(MAX_DEPTH + 1)).is_err());
     }
 }

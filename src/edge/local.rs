@@ -72,13 +72,23 @@ pub async fn serve_with(
         tokio::spawn(async move {
             let service = service_fn(move |req| answer(Arc::clone(&edge), req, peer, timeouts.body));
             let mut builder = http1::Builder::new();
-            builder.timer(TokioTimer::new()).header_read_timeout(timeouts.headers);
+            builder
+                .timer(TokioTimer::new())
+                .header_read_timeout(timeouts.headers)
+                .max_headers(MAX_HEADERS)
+                .max_buf_size(2 * MAX_HEAD_BYTES);
             if let Err(error) = builder.serve_connection(TokioIo::new(stream), service).await {
                 tracing::debug!(%error, "connection ended with an error");
             }
         });
     }
 }
+
+/// The most header fields a request may carry (more: 431, nothing runs).
+pub const MAX_HEADERS: usize = 64;
+/// The most bytes the header fields may take, each counted as `name: value`
+/// with its line end (more: 431, `headers_too_large`).
+pub const MAX_HEAD_BYTES: usize = 64 * 1024;
 
 /// How long a client may take to send its request line and headers.
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
@@ -99,6 +109,20 @@ async fn answer(
     body_timeout: Duration,
 ) -> Result<http::Response<Full<Bytes>>, Infallible> {
     let (parts, incoming) = req.into_parts();
+    // Header fields past MAX_HEAD_BYTES (names, values and separators): 431.
+    // hyper's read buffer is the outer guard and is not exact; this is.
+    let head_bytes: usize = parts.headers.iter().map(|(name, value)| name.as_str().len() + value.len() + 4).sum();
+    if head_bytes > MAX_HEAD_BYTES {
+        tracing::info!(head_bytes, "request headers too large; refused");
+        let mut response = http::Response::new(Full::new(Bytes::from_static(
+            br#"{"error":{"code":"headers_too_large","message":"The request headers exceed 65536 bytes"}}"#,
+        )));
+        *response.status_mut() = http::StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE;
+        let headers = response.headers_mut();
+        headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+        headers.insert(http::header::CONNECTION, http::HeaderValue::from_static("close"));
+        return Ok(response);
+    }
     let declared = parts
         .headers
         .get(http::header::CONTENT_LENGTH)

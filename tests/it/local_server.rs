@@ -244,3 +244,47 @@ async fn a_declared_content_length_over_the_limit_is_413_without_waiting_for_the
         assert!(answer.starts_with("HTTP/1.1 413"), "{path}: {answer}");
     }
 }
+
+// ------------------------------------------------------------------ limits
+
+/// The header limits of the local port: at the limit the request is
+/// served; one past it, 431 and nothing runs.
+#[tokio::test]
+async fn header_count_and_size_limits_hold_at_the_edge_and_refuse_past_it() {
+    use inbox::edge::local::{MAX_HEAD_BYTES, MAX_HEADERS};
+    let (base, token, _stop) = start().await;
+    let addr = base.trim_start_matches("http://");
+    let body = discover().to_string();
+    // `head` writes 5 fields; Content-Length, MCP-Protocol-Version, Mcp-Method
+    // and Connection make 9. (Connection: close: the answer ends the exchange.)
+    let request = |extra_fields: usize, filler: usize| {
+        let mut extra = format!(
+            "Content-Length: {}\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: server/discover\r\nConnection: close\r\n",
+            body.len()
+        );
+        for i in 0..extra_fields {
+            extra.push_str(&format!("X-Extra-{i}: {}\r\n", if i == 0 { "a".repeat(filler) } else { "1".into() }));
+        }
+        format!("{}{body}", head("POST", "/mcp", addr, &token, &extra))
+    };
+    let at_count = request(MAX_HEADERS - 9, 1);
+    let answer = raw_exchange(&base, at_count.as_bytes(), false, Duration::from_secs(10)).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{MAX_HEADERS} fields are served: {answer}");
+    let past_count = request(MAX_HEADERS - 8, 1);
+    let answer = raw_exchange(&base, past_count.as_bytes(), false, Duration::from_secs(10)).await;
+    assert!(answer.starts_with("HTTP/1.1 431"), "{} fields are refused: {answer}", MAX_HEADERS + 1);
+
+    // Header bytes as counted: `name: value\r\n` per field, without the request line.
+    let head_bytes = |filler: usize| {
+        let text = request(1, filler);
+        let head = text.split("\r\n\r\n").next().unwrap();
+        head.split("\r\n").skip(1).map(|line| line.len() + 2).sum::<usize>()
+    };
+    let fits = MAX_HEAD_BYTES - head_bytes(1) + 1;
+    assert_eq!(head_bytes(fits), MAX_HEAD_BYTES);
+    let answer = raw_exchange(&base, request(1, fits).as_bytes(), false, Duration::from_secs(10)).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{MAX_HEAD_BYTES} header bytes are served: {answer:.200}");
+    let answer = raw_exchange(&base, request(1, fits + 1).as_bytes(), false, Duration::from_secs(10)).await;
+    assert!(answer.starts_with("HTTP/1.1 431"), "one byte more is refused: {answer:.200}");
+    assert!(answer.contains("headers_too_large"), "{answer:.300}");
+}

@@ -15,6 +15,7 @@ mod local_server;
 mod mcp_conformance;
 mod mcp_tools;
 mod operations;
+mod properties;
 mod rest_api;
 mod runtime;
 mod schemas;

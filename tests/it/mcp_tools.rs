@@ -1838,3 +1838,17 @@ async fn completing_an_unknown_template_prompt_or_argument_is_invalid_params() {
         json!(4),
     );
 }
+
+// ------------------------------------------------------------------ limits
+
+#[tokio::test]
+async fn tool_arguments_hold_their_maximum_length_and_refuse_one_more() {
+    let h = Harness::new();
+    // An id of 64 characters is a well-formed argument (and no such e-mail).
+    let resp = mcp(call(&h, 1, "emails_get", &json!({"id": "e".repeat(64)}))).await;
+    let payload = tool_result(&resp, 1, true);
+    assert_eq!(payload["error"]["code"], "not_found", "{payload}");
+    let resp = mcp(call(&h, 2, "emails_get", &json!({"id": "e".repeat(65)}))).await;
+    let payload = tool_error(&resp, 2, "invalid_arguments");
+    assert_eq!(payload["error"]["details"]["field"], "id", "{payload}");
+}

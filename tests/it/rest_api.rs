@@ -1799,3 +1799,37 @@ async fn a_changed_membership_takes_effect_once_the_membership_cache_expires() {
     err(&call(&h, "PUT", "/inboxes", Some(&body)).await, 403, "forbidden", "after the TTL");
     get(&h, "/inboxes").await;
 }
+
+// ------------------------------------------------------------------ limits
+
+#[tokio::test]
+async fn page_sizes_are_1_to_100_and_past_that_is_invalid_parameter() {
+    let h = Harness::new();
+    for limit in ["1", "100"] {
+        let resp = h.api("GET", &format!("/emails?limit={limit}")).send().await;
+        assert_eq!(resp.status, 200, "limit={limit}: {}", resp.json());
+    }
+    for limit in ["0", "101", "-1", "1e2"] {
+        let resp = h.api("GET", &format!("/emails?limit={limit}")).send().await;
+        let body = resp.json();
+        assert_eq!(
+            (resp.status, body["error"]["code"].as_str()),
+            (400, Some("invalid_parameter")),
+            "limit={limit}: {body}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn text_fields_hold_their_maximum_length_and_refuse_one_more() {
+    let h = Harness::new();
+    let at = h.api("PATCH", "/inboxes/inb_bills").json(&json!({"name": "n".repeat(120)})).send().await;
+    assert_eq!(at.status, 200, "{}", at.json());
+    let past = h.api("PATCH", "/inboxes/inb_bills").json(&json!({"name": "n".repeat(121)})).send().await;
+    assert_eq!(
+        (past.status, past.json()["error"]["details"]["field"].as_str()),
+        (422, Some("name")),
+        "{}",
+        past.json()
+    );
+}
