@@ -2227,3 +2227,13 @@ async fn fuzz_random_json_bodies_never_panic_or_answer_5xx_and_echo_ids() {
         fuzz_case(&h, req, &body, &format!("json #{i} (routing headers: {with_headers})")).await;
     }
 }
+
+// Regression (fuzzing, jsonrpc target): an empty method name is a string, so
+// the message parses; it is then an unknown method like any other.
+#[tokio::test]
+async fn an_empty_method_name_is_an_unknown_method() {
+    let h = Harness::new();
+    let body = "{\"jsonrpc\":\"2.0\"\n,\n\n\n\n\"id\":7,\"method\":\n\n\n\"\"}";
+    let resp = h.post().header("mcp-protocol-version", "2025-06-18").text(body).send().await;
+    resp.assert_error(200, -32601, json!(7));
+}
