@@ -67,7 +67,8 @@ pub enum BoletoError {
     /// A due-date factor in no cycle (1 to 999).
     Factor(u16),
     ZeroAmount,
-    /// A 48-digit utility line must start with 8; a value-type digit must be 6 to 9.
+    /// A 48-digit utility line must start with 8; a value-type digit must be
+    /// 6 to 9; a bank line's bank code must not start with 8.
     Malformed(&'static str),
 }
 
@@ -154,6 +155,11 @@ pub fn due_date(factor: u16, received: Date) -> Result<Option<Date>, BoletoError
 
 /// Validates a bank slip's 44-digit barcode.
 fn bank_barcode(barcode: &[u8; 44], line: String, received: Date) -> Result<Slip, BoletoError> {
+    // A barcode that starts with 8 is a utility slip's: a bank line whose
+    // barcode would start with 8 cannot be read back from its barcode.
+    if barcode[0] == 8 {
+        return Err(BoletoError::Malformed("a bank slip's bank code cannot start with 8 (that is a utility barcode)"));
+    }
     if barcode[3] != 9 {
         return Err(BoletoError::Currency(barcode[3]));
     }
@@ -552,5 +558,29 @@ mod tests {
         // The line lies beyond the scanned prefix: nothing valid, no panic.
         assert!(extract(&text, received).is_err());
         assert!(candidates(&"9".repeat(5_000_000)).is_empty());
+    }
+
+    /// Regression (fuzzing, boleto target): a 47-digit bank line whose bank
+    /// code starts with 8 passed its check digits, but its barcode reads as a
+    /// utility slip's and cannot be validated back; it is refused now.
+    #[test]
+    fn a_bank_line_whose_barcode_would_read_as_a_utility_slip_is_refused() {
+        let text = "91.234241666 0000.09166 00149 5458 9 7 9 166 0008 600.123457 8 13458 9 1666 080 166 0008 \
+                    300.123457 8 0.09.0930 9 0.093457 9 166 000 1660 0000.093458 9000.093457 9 16";
+        let received = date(2026, Month::December, 1);
+        match extract(text, received) {
+            Ok(slip) => {
+                assert!(!slip.barcode.starts_with('8'), "{slip:?}");
+                assert_eq!(parse(&slip.barcode, received).map(|s| s.barcode), Ok(slip.barcode.clone()));
+            }
+            Err(error) => assert!(!matches!(error, BoletoError::Several(_)), "{error}"),
+        }
+        // The same line with its check digits made right is still refused.
+        let barcode = "80019000000000012345678901234567890123456789";
+        let without: Vec<u8> = digits(&barcode[..4]).into_iter().chain(digits(&barcode[5..])).collect();
+        let fixed = format!("{}{}{}", &barcode[..4], mod11_bank(&without), &barcode[5..]);
+        let fixed: [u8; 44] = digits(&fixed).try_into().unwrap();
+        let line = bank_line(&fixed);
+        assert!(matches!(parse(&line, received), Err(BoletoError::Malformed(_))), "{line}");
     }
 }
