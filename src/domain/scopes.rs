@@ -76,6 +76,11 @@ impl Scopes {
         self.0 & scope.bit() != 0
     }
 
+    /// The scopes of this set that `keep` keeps (a set only ever narrows).
+    pub fn retain(self, keep: impl Fn(Scope) -> bool) -> Scopes {
+        Scopes(self.iter().filter(|s| keep(*s)).fold(0, |acc, s| acc | s.bit()))
+    }
+
     pub fn iter(self) -> impl Iterator<Item = Scope> {
         Scope::ALL.into_iter().filter(move |s| self.contains(*s))
     }

@@ -15,13 +15,15 @@ use crate::mcp::{McpReply, Prepared, Trace};
 
 /// One POST to the MCP endpoint.
 pub struct McpRequest<'a> {
+    /// `/mcp`, or a narrowing path form (`/mcp/readonly`, `/mcp/x/{toolsets}`).
+    pub path: &'a str,
     pub headers: &'a HeaderMap,
     pub query: Option<&'a str>,
     pub body: &'a [u8],
 }
 
 pub async fn handle(edge: &Edge, request: &McpRequest<'_>, trace: &mut Trace) -> McpReply {
-    let headers = request.headers;
+    let (headers, path) = (request.headers, request.path);
     let newest = ProtocolVersion::NEWEST;
     // Stages A4–A6.
     let refused = if !gate::is_json(headers) {
@@ -66,13 +68,13 @@ pub async fn handle(edge: &Edge, request: &McpRequest<'_>, trace: &mut Trace) ->
                 Ok(rate) => rate,
                 Err(refused) => return not_admitted(id, version, refused),
             };
-            edge.mcp.answer(&edge.api, request, headers, &principal, trace).await.with_headers(&rate)
+            edge.mcp.answer(&edge.api, request, path, headers, &principal, trace).await.with_headers(&rate)
         } else {
             let counting = match edge.limiter.admit_read(&principal, headers) {
                 Ok(counting) => counting,
                 Err(refused) => return not_admitted(id, version, refused),
             };
-            let reply = edge.mcp.answer(&edge.api, request, headers, &principal, trace).await;
+            let reply = edge.mcp.answer(&edge.api, request, path, headers, &principal, trace).await;
             match finish(counting) {
                 Ok(rate) => reply.with_headers(&rate),
                 Err(refused) => not_admitted(id, version, refused),

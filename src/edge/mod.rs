@@ -132,7 +132,8 @@ async fn route(edge: &Edge, req: Request) -> (Response<Body>, Label) {
     let raw = req.raw_http_path();
     let path = if raw.is_empty() { req.uri().path().to_owned() } else { raw.to_owned() };
     tracing::Span::current().record("path", path.as_str());
-    let is_mcp = path == "/mcp";
+    // `/mcp` and its narrowing path forms (`/mcp/readonly`, `/mcp/x/{toolsets}`).
+    let is_mcp = path == "/mcp" || path == "/mcp/readonly" || path.starts_with("/mcp/x/");
     let refused = if is_mcp {
         Label { surface: "mcp", operation: "refused" }
     } else if path.starts_with("/api/v1/") {
@@ -155,7 +156,7 @@ async fn route(edge: &Edge, req: Request) -> (Response<Body>, Label) {
     }
 
     match path.as_str() {
-        "/mcp" => {
+        _ if is_mcp => {
             if req.method() != http::Method::POST {
                 let mut response = gate_refusal(405, "method_not_allowed", "The MCP endpoint accepts POST only", true);
                 response.headers_mut().insert(http::header::ALLOW, HeaderValue::from_static("POST"));
@@ -163,7 +164,8 @@ async fn route(edge: &Edge, req: Request) -> (Response<Body>, Label) {
             }
             let (parts, body) = req.into_parts();
             let mut trace = Trace::default();
-            let request = McpRequest { headers: &parts.headers, query: parts.uri.query(), body: body_bytes(&body) };
+            let request =
+                McpRequest { path: &path, headers: &parts.headers, query: parts.uri.query(), body: body_bytes(&body) };
             let reply = mcp::handle(edge, &request, &mut trace).await;
             let span = tracing::Span::current();
             if let Some(era) = trace.era {

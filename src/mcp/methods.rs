@@ -93,7 +93,8 @@ pub async fn dispatch(call: &Call<'_>) -> Result<(Outcome, ProtocolVersion), Rpc
         "tools/list" => {
             no_cursor(params)?;
             let role = call.tenant.map_or(crate::domain::Role::Viewer, |t| t.role);
-            Ok((Outcome::Serialized(server.tools.list_serialized(version, call.principal, role)), version))
+            let listed = server.tools.list_serialized(version, call.principal, role, call.narrowing);
+            Ok((Outcome::Serialized(listed), version))
         }
         "tools/call" => server.tools.call(call).await.map(|outcome| (outcome, version)),
         "resources/list" => {

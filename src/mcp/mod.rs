@@ -18,6 +18,7 @@ pub mod confirm;
 pub mod era;
 pub mod jsonrpc;
 pub mod methods;
+pub mod narrow;
 pub mod prompts;
 pub mod resources;
 pub mod results;
@@ -157,7 +158,10 @@ pub struct Call<'a> {
     pub era: Era,
     pub client: &'a ClientContext,
     pub message: &'a Message,
+    /// The verified caller, with the scopes the connection's narrowing keeps.
     pub principal: &'a Principal,
+    /// What the connection narrowed itself to (`narrow`).
+    pub narrowing: narrow::Narrowing,
     /// The workspace acted on; `None` only for methods that need none.
     pub tenant: Option<&'a Tenant>,
 }
@@ -270,6 +274,7 @@ impl McpServer {
         &self,
         api: &Services,
         request: &Request,
+        path: &str,
         headers: &HeaderMap,
         principal: &Principal,
         trace: &mut Trace,
@@ -291,6 +296,14 @@ impl McpServer {
             Era::Handshake(_) => ClientContext::default(),
         };
 
+        // What the connection narrowed itself to; the caller, narrowed.
+        let narrowing = match narrow::Narrowing::read(path, headers) {
+            Ok(narrowing) => narrowing,
+            Err(error) => return McpReply::error(Some(id), &error, version),
+        };
+        let narrowed = narrowing.principal(principal);
+        let principal = &narrowed;
+
         if !methods::is_served(era, &message.method) {
             let error = RpcError::method_not_found(&message.method, era == Era::Stateless);
             return McpReply::error(Some(id), &error, version);
@@ -309,7 +322,8 @@ impl McpServer {
             None
         };
 
-        let call = Call { server: self, api, era, client: &client, message, principal, tenant: tenant.as_ref() };
+        let call =
+            Call { server: self, api, era, client: &client, message, principal, narrowing, tenant: tenant.as_ref() };
         match Box::pin(methods::dispatch(&call)).await {
             Ok((outcome, reply_version)) => {
                 let body = match outcome {

@@ -228,6 +228,10 @@ impl Prompts {
                 .with_data(json!({"missing": missing.name})));
         }
         let missing: Vec<Scope> = prompt.scopes.iter().copied().filter(|s| !call.principal.has(*s)).collect();
+        // Outside a narrowed connection's toolsets, a prompt is not there.
+        if !missing.is_empty() && call.narrowing.is_narrowed() {
+            return Err(RpcError::invalid_params(format!("Unknown prompt: {name}")).with_data(json!({"name": name})));
+        }
         if !missing.is_empty() {
             return Err(super::results::step_up(call, &missing));
         }

@@ -191,6 +191,10 @@ impl Resources {
         } else {
             scopes.iter().any(|s| call.principal.has(*s))
         };
+        // Outside a narrowed connection's toolsets, a resource is not there.
+        if !readable && call.narrowing.is_narrowed() {
+            return Err(not_found(call.era, uri));
+        }
         if !readable {
             let missing: Vec<Scope> = scopes.iter().copied().filter(|s| !call.principal.has(*s)).collect();
             return Err(super::results::step_up(call, &missing));

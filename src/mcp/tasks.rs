@@ -133,6 +133,12 @@ pub async fn dispatch(call: &Call<'_>) -> Result<Outcome, RpcError> {
         return Err(RpcError::internal("No workspace was resolved for this call"));
     };
     let ctx = call.api.ctx(call.principal, tenant);
+    if method == "tasks/cancel" && call.narrowing.readonly {
+        return Err(RpcError::invalid_params(
+            "This connection is read-only (X-MCP-Readonly): a task cannot be cancelled",
+        )
+        .with_data(json!({"taskId": task_id})));
+    }
     match method {
         "tasks/get" => Ok(Outcome::Complete(detailed(&read(&ctx, task_id).await?))),
         "tasks/cancel" => cancel(call, &ctx, task_id).await.map(|()| Outcome::Complete(json!({}))),

@@ -18,6 +18,7 @@ use super::catalogue::{self, ToolRow, rows};
 use super::confirm::{self, Decision};
 use super::era::{Era, ProtocolVersion};
 use super::jsonrpc::RpcError;
+use super::narrow::Narrowing;
 use super::results::{step_up, tool_result, unavailable};
 use super::schema;
 use super::tasks;
@@ -108,10 +109,18 @@ impl Tools {
 
     /// The `tools/list` result object for this caller, serialized from the
     /// pieces rendered at start-up (no JSON tree is built per request).
-    pub fn list_serialized(&self, version: ProtocolVersion, principal: &Principal, role: Role) -> String {
+    pub fn list_serialized(
+        &self,
+        version: ProtocolVersion,
+        principal: &Principal,
+        role: Role,
+        narrowing: Narrowing,
+    ) -> String {
         let mut out = String::with_capacity(16 * 1024);
         out.push_str("{\"tools\":[");
-        for (i, tool) in self.tools.iter().filter(|t| t.visible_to(principal, role)).enumerate() {
+        let listed =
+            self.tools.iter().filter(|t| narrowing.allows(t.row.op, t.row.read_only) && t.visible_to(principal, role));
+        for (i, tool) in listed.enumerate() {
             if i > 0 {
                 out.push(',');
             }
@@ -131,7 +140,8 @@ impl Tools {
             Some(Value::Object(args)) => args.clone(),
             Some(_) => return Err(RpcError::invalid_params("tools/call needs params.arguments as an object")),
         };
-        let tool = self.find(name).ok_or_else(|| {
+        // A tool the connection narrowed away does not exist for it.
+        let tool = self.find(name).filter(|t| call.narrowing.allows(t.row.op, t.row.read_only)).ok_or_else(|| {
             RpcError::invalid_params(format!("Unknown tool: {name}")).with_data(json!({"name": name}))
         })?;
         let version = call.era.version();

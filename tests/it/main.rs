@@ -14,6 +14,7 @@ mod jobs_and_webhooks;
 mod local_server;
 mod mcp_conformance;
 mod mcp_tools;
+mod narrowing;
 mod operations;
 mod properties;
 mod rest_api;

@@ -1,0 +1,167 @@
+//! Narrowing a connection to less than its token allows, never more: only
+//! read-only tools (`X-MCP-Readonly: true`, or the path `/mcp/readonly`), or
+//! only chosen toolsets (`X-MCP-Toolsets: emails,jobs`, or `/mcp/x/emails,jobs`).
+//! Both may be given, in the path and in headers; each narrows further.
+//!
+//! Tools outside the narrowing are absent from `tools/list` and calling one
+//! is the unknown-tool error, before any confirmation is asked. Resources,
+//! prompts and completions follow through the caller's scopes, which the
+//! narrowing trims: a read-only connection keeps only read scopes; a toolset
+//! keeps its resource's scopes (`jobs` keeps the e-mail and webhook read
+//! scopes, since reading a job needs the read scope of its subject).
+
+use http::HeaderMap;
+use serde_json::json;
+
+use super::era::Header;
+use super::jsonrpc::RpcError;
+use crate::api::Op;
+use crate::auth::Principal;
+use crate::domain::Scope;
+
+pub const H_READONLY: &str = "x-mcp-readonly";
+pub const H_TOOLSETS: &str = "x-mcp-toolsets";
+
+/// The toolsets, by name: each tool belongs to the one its REST resource names.
+pub const TOOLSETS: [&str; 4] = ["inboxes", "emails", "webhooks", "jobs"];
+
+/// What a connection narrowed itself to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Narrowing {
+    pub readonly: bool,
+    /// One bit per entry of `TOOLSETS`.
+    toolsets: u8,
+}
+
+impl Default for Narrowing {
+    fn default() -> Self {
+        Narrowing { readonly: false, toolsets: u8::MAX }
+    }
+}
+
+fn bad(header: &str, message: String) -> RpcError {
+    RpcError::bad_params(message).with_data(json!({"invalid": header, "toolsets": TOOLSETS}))
+}
+
+/// The bits of a comma-separated toolset list.
+fn toolsets(list: &str, header: &str) -> Result<u8, RpcError> {
+    let mut bits = 0u8;
+    for name in list.split(',').map(str::trim) {
+        let Some(i) = TOOLSETS.iter().position(|t| t.eq_ignore_ascii_case(name)) else {
+            return Err(bad(header, format!("Unknown toolset {name:?}; the toolsets are {}", TOOLSETS.join(", "))));
+        };
+        bits |= 1 << i;
+    }
+    Ok(bits)
+}
+
+impl Narrowing {
+    /// From the endpoint's path (`/mcp`, `/mcp/readonly`, `/mcp/x/{toolsets}`)
+    /// and the request headers.
+    pub fn read(path: &str, headers: &HeaderMap) -> Result<Narrowing, RpcError> {
+        let mut narrowing = Narrowing::default();
+        match path.strip_prefix("/mcp") {
+            Some("") => {}
+            Some("/readonly") => narrowing.readonly = true,
+            Some(rest) => match rest.strip_prefix("/x/") {
+                Some(list) => {
+                    let list = percent_encoding::percent_decode_str(list).decode_utf8_lossy();
+                    narrowing.toolsets &= toolsets(&list, "path")?;
+                }
+                None => return Err(bad("path", format!("No MCP endpoint at {path}"))),
+            },
+            None => return Err(bad("path", format!("No MCP endpoint at {path}"))),
+        }
+        match Header::read(headers, H_READONLY) {
+            Header::Absent => {}
+            Header::One(value) if value.eq_ignore_ascii_case("true") => narrowing.readonly = true,
+            Header::One(value) if value.eq_ignore_ascii_case("false") => {}
+            _ => return Err(bad("X-MCP-Readonly", "X-MCP-Readonly must be true or false".into())),
+        }
+        match Header::read(headers, H_TOOLSETS) {
+            Header::Absent => {}
+            Header::One(list) => narrowing.toolsets &= toolsets(&list, "X-MCP-Toolsets")?,
+            _ => return Err(bad("X-MCP-Toolsets", "X-MCP-Toolsets must be given once".into())),
+        }
+        Ok(narrowing)
+    }
+
+    /// Whether the connection narrowed itself at all.
+    pub fn is_narrowed(&self) -> bool {
+        *self != Narrowing::default()
+    }
+
+    /// Whether a tool mirroring `op` may be listed and called.
+    pub fn allows(&self, op: Op, read_only: bool) -> bool {
+        (read_only || !self.readonly) && self.toolsets & (1 << toolset(op)) != 0
+    }
+
+    fn keeps(&self, scope: Scope) -> bool {
+        let (set, write) = match scope {
+            Scope::InboxesRead => (0, false),
+            Scope::InboxesWrite => (0, true),
+            Scope::EmailsRead => (1, false),
+            Scope::EmailsWrite => (1, true),
+            Scope::WebhooksRead => (2, false),
+            Scope::WebhooksWrite => (2, true),
+            Scope::EmailsIngest => (1, true),
+        };
+        let jobs = self.toolsets & (1 << 3) != 0;
+        let in_set = self.toolsets & (1 << set) != 0 || (jobs && !write && set != 0);
+        in_set && !(write && self.readonly)
+    }
+
+    /// The caller as this connection narrows it: the same person with only
+    /// the scopes the narrowing keeps.
+    pub fn principal(&self, principal: &Principal) -> Principal {
+        let mut narrowed = principal.clone();
+        narrowed.scopes = principal.scopes.retain(|s| self.keeps(s));
+        narrowed
+    }
+}
+
+/// The toolset a tool of `op` belongs to (an index into `TOOLSETS`).
+fn toolset(op: Op) -> usize {
+    match op.row().template.trim_start_matches('/').split('/').next() {
+        Some("inboxes") if op == Op::EmailIngest => 1,
+        Some("inboxes") => 0,
+        Some("emails") => 1,
+        Some("webhooks" | "webhook_deliveries") => 2,
+        Some("jobs") => 3,
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.append(http::HeaderName::from_bytes(name.as_bytes()).unwrap(), value.parse().unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn path_and_headers_narrow_and_never_widen() {
+        let none = Narrowing::read("/mcp", &HeaderMap::new()).unwrap();
+        assert!(none.allows(Op::WebhookRotateSecret, false));
+        let ro = Narrowing::read("/mcp/readonly", &HeaderMap::new()).unwrap();
+        assert!(ro.allows(Op::EmailGet, true) && !ro.allows(Op::EmailDelete, false));
+        let both = Narrowing::read("/mcp/x/emails,jobs", &headers(&[("x-mcp-toolsets", "jobs,webhooks")])).unwrap();
+        assert!(both.allows(Op::JobGet, true));
+        assert!(!both.allows(Op::EmailGet, true) && !both.allows(Op::WebhookGet, true), "the intersection");
+        let ro = Narrowing::read("/mcp/readonly", &headers(&[("x-mcp-readonly", "false")])).unwrap();
+        assert!(ro.readonly, "a header cannot undo the path's narrowing");
+        for (path, pairs) in [
+            ("/mcp/x/mail", vec![]),
+            ("/mcp", vec![("x-mcp-toolsets", "emails,bogus")]),
+            ("/mcp", vec![("x-mcp-readonly", "yes")]),
+            ("/mcp/other", vec![]),
+        ] {
+            assert!(Narrowing::read(path, &headers(&pairs)).is_err(), "{path} {pairs:?}");
+        }
+    }
+}
