@@ -73,13 +73,10 @@ pub async fn cancel(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     if !is_id(Kind::Job, id) {
         return Err(not_found());
     }
-    // Read first: the scope and role depend on the job's subject.
-    let job = ctx.store.get_job(ctx.tenant, id).await?.ok_or_else(not_found)?;
-    check(ctx, write_scope(job.kind), Permission::Operate)?;
-    let job = match job.status {
-        JobStatus::Queued => ctx.store.cancel_job(ctx.tenant, id).await?.ok_or_else(not_found)?,
-        _ => job,
-    };
+    // Read first (once): the scope and role depend on the job's subject.
+    let read = ctx.store.job_to_cancel(ctx.tenant, id).await?.ok_or_else(not_found)?;
+    check(ctx, write_scope(read.job.kind), Permission::Operate)?;
+    let job = ctx.store.cancel_job(ctx.tenant, read).await?.ok_or_else(not_found)?;
     match job.status {
         JobStatus::Cancelled => ApiResponse::data(200, &job),
         status => Err(ApiError::Conflict {

@@ -203,10 +203,13 @@ async fn route(edge: &Edge, req: Request) -> (Response<Body>, Label) {
         rest if rest.starts_with("/api/v1/") => {
             let (parts, body) = req.into_parts();
             let path = &rest["/api/v1".len()..];
-            let operation = crate::api::Route::parse(parts.method.as_str(), path).map_or("no_route", |r| r.op.name());
+            // Parsed once: the handler runs it, the metric line names it.
+            let route = crate::api::Route::parse(parts.method.as_str(), path).ok();
+            let operation = route.as_ref().map_or("no_route", |r| r.op.name());
             let request = RestRequest {
                 method: parts.method.as_str(),
                 path,
+                route,
                 query: parts.uri.query(),
                 headers: &parts.headers,
                 body: body_bytes(&body),

@@ -29,6 +29,8 @@ pub struct RestRequest<'a> {
     pub method: &'a str,
     /// The path after `/api/v1`, percent-encoded.
     pub path: &'a str,
+    /// The route `path` matches, when it matches one.
+    pub route: Option<Route>,
     pub query: Option<&'a str>,
     pub headers: &'a HeaderMap,
     pub body: &'a [u8],
@@ -112,7 +114,15 @@ fn error_reply(edge: &Edge, error: ApiError) -> RestReply {
 }
 
 async fn authenticated(edge: &Edge, req: &RestRequest<'_>, principal: &Principal) -> Result<ApiResponse, ApiError> {
-    let route = Route::parse(req.method, req.path)?;
+    let parsed;
+    let route = match &req.route {
+        Some(route) => route,
+        // Which error (no such route, or another method) is worked out again.
+        None => {
+            parsed = Route::parse(req.method, req.path)?;
+            &parsed
+        }
+    };
     if !req.body.is_empty() && !gate::is_json(req.headers) {
         return Err(ApiError::bad_request(
             "unsupported_media_type",
@@ -152,8 +162,8 @@ async fn authenticated(edge: &Edge, req: &RestRequest<'_>, principal: &Principal
     match key.filter(|_| route.op.is_write()) {
         Some(key) => {
             let api_request = ApiRequest { method: req.method, path: req.path, query: req.query, body: req.body };
-            idempotent(&ctx, permit, &route, &api_request, key).await
+            idempotent(&ctx, permit, route, &api_request, key).await
         }
-        None => dispatch(&ctx, permit, &route, req.query, req.body).await,
+        None => dispatch(&ctx, permit, route, req.query, req.body).await,
     }
 }

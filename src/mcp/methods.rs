@@ -20,38 +20,26 @@ const BOTH: &[&str] = &[
     "completion/complete",
 ];
 
+/// Methods of the handshake era only.
+const HANDSHAKE: &[&str] = &["initialize", "ping"];
+
 /// Stage G: is `method` served in `era`? Discovery and the tasks extension
 /// exist only in the stateless era; the handshake and `ping` only in the
 /// handshake era.
 pub fn is_served(era: Era, method: &str) -> bool {
     let own = match era {
         Era::Stateless => method == "server/discover" || super::tasks::METHODS.contains(&method),
-        Era::Handshake(_) => matches!(method, "initialize" | "ping"),
+        Era::Handshake(_) => HANDSHAKE.contains(&method),
     };
     own || BOTH.contains(&method)
 }
 
 /// The method's name as a bounded label (metrics): a method this server
-/// knows, `notification` for any notification, `unknown` for anything else,
-/// so a client cannot mint new metric dimensions.
+/// serves in either era, `notification` for any notification, `unknown` for
+/// anything else, so a client cannot mint new metric dimensions.
 pub fn label(method: &str) -> &'static str {
-    const KNOWN: [&str; 14] = [
-        "server/discover",
-        "initialize",
-        "ping",
-        "tools/list",
-        "tools/call",
-        "resources/list",
-        "resources/templates/list",
-        "resources/read",
-        "prompts/list",
-        "prompts/get",
-        "completion/complete",
-        "tasks/get",
-        "tasks/update",
-        "tasks/cancel",
-    ];
-    match KNOWN.iter().find(|known| **known == method) {
+    let served = BOTH.iter().chain(HANDSHAKE).chain(&["server/discover"]).chain(&super::tasks::METHODS);
+    match served.copied().find(|known| *known == method) {
         Some(known) => known,
         None if method.starts_with("notifications/") => "notification",
         None => "unknown",

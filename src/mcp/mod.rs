@@ -302,7 +302,7 @@ impl McpServer {
             Err(error) => return McpReply::error(Some(id), &error, version),
         };
         let narrowed = narrowing.principal(principal);
-        let principal = &narrowed;
+        let principal: &Principal = &narrowed;
 
         if !methods::is_served(era, &message.method) {
             let error = RpcError::method_not_found(&message.method, era == Era::Stateless);

@@ -10,6 +10,8 @@
 //! keeps its resource's scopes (`jobs` keeps the e-mail and webhook read
 //! scopes, since reading a job needs the read scope of its subject).
 
+use std::borrow::Cow;
+
 use http::HeaderMap;
 use serde_json::json;
 
@@ -112,11 +114,14 @@ impl Narrowing {
     }
 
     /// The caller as this connection narrows it: the same person with only
-    /// the scopes the narrowing keeps.
-    pub fn principal(&self, principal: &Principal) -> Principal {
+    /// the scopes the narrowing keeps (no copy when nothing is narrowed).
+    pub fn principal<'a>(&self, principal: &'a Principal) -> Cow<'a, Principal> {
+        if !self.is_narrowed() {
+            return Cow::Borrowed(principal);
+        }
         let mut narrowed = principal.clone();
         narrowed.scopes = principal.scopes.retain(|s| self.keeps(s));
-        narrowed
+        Cow::Owned(narrowed)
     }
 }
 

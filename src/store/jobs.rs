@@ -12,6 +12,13 @@ use super::{Store, StoreError, s};
 use crate::domain::Tenant;
 use crate::domain::records::{EmailStatus, Job, JobKind, JobStatus};
 
+/// A job read for cancelling (`Store::job_to_cancel`).
+pub struct ToCancel {
+    pub job: Job,
+    /// The e-mail status to put back (e-mail jobs that set `processing`).
+    restore: Option<String>,
+}
+
 /// On an e-mail job's item: the e-mail's status before the job set it to
 /// `processing`, put back if the job is cancelled. Not part of the job's JSON.
 const RESTORE: &str = "restore_status";
@@ -52,12 +59,9 @@ impl Store {
         put(self.table(), item, Some("attribute_not_exists(pk)"))
     }
 
-    /// Cancels a queued job: `queued → cancelled`, out of the queue index, so
-    /// no runner ever leases it; an e-mail it had set to `processing` gets its
-    /// previous status back, in the same transaction. A job that is no longer
-    /// queued is left as it is. Returns the job as it now is (`None`: no such
-    /// job); its status says whether it was cancelled.
-    pub async fn cancel_job(&self, t: &Tenant, id: &str) -> Result<Option<Job>, StoreError> {
+    /// A job as `cancel_job` needs it: read once, with what a cancellation
+    /// would put back. `None`: no such job.
+    pub async fn job_to_cancel(&self, t: &Tenant, id: &str) -> Result<Option<ToCancel>, StoreError> {
         let out = self
             .client()
             .get_item()
@@ -72,10 +76,21 @@ impl Store {
             Some(AttributeValue::S(status)) => Some(status.clone()),
             _ => None,
         };
-        let mut job: Job = from_item(item)?;
+        Ok(Some(ToCancel { job: from_item(item)?, restore }))
+    }
+
+    /// Cancels a queued job: `queued → cancelled`, out of the queue index, so
+    /// no runner ever leases it; an e-mail it had set to `processing` gets its
+    /// previous status back, in the same transaction. A job that is no longer
+    /// queued is left as it is. Returns the job as it now is (`None`: it is
+    /// gone); its status says whether it was cancelled.
+    pub async fn cancel_job(&self, t: &Tenant, read: ToCancel) -> Result<Option<Job>, StoreError> {
+        let ToCancel { mut job, restore } = read;
         if job.status != JobStatus::Queued {
             return Ok(Some(job));
         }
+        let id = job.id.clone();
+        let id = id.as_str();
         let now = crate::sys::now_string();
         let cancel = built(
             Update::builder()

@@ -19,7 +19,7 @@ mod writes;
 
 pub use emails::{EmailCounts, EmailFilter};
 pub use inboxes::InboxFilter;
-pub use jobs::is_job_key;
+pub use jobs::{ToCancel, is_job_key};
 pub use webhooks::StoredWebhook;
 
 use std::cell::Cell;

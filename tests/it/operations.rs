@@ -77,6 +77,26 @@ impl Served {
         format!("http://127.0.0.1:{}{path}", self.port)
     }
 
+    /// A request as the demo admin on `ws_main`.
+    fn request(&self, client: &reqwest::Client, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        client.request(method, self.url(path)).bearer_auth(&self.token).header("x-workspace-id", "ws_main")
+    }
+
+    /// A 2026-07-28 request to `/mcp` with its routing headers.
+    fn mcp(&self, client: &reqwest::Client, body: &Value) -> reqwest::RequestBuilder {
+        let method = body["method"].as_str().unwrap_or_default();
+        let mut req = self
+            .request(client, reqwest::Method::POST, "/mcp")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", common::STATELESS)
+            .header("mcp-method", method);
+        if let Some(name) = body.pointer("/params/name").and_then(Value::as_str) {
+            req = req.header("mcp-name", name);
+        }
+        req.body(body.to_string())
+    }
+
     /// Waits for /health (bounded).
     async fn ready(&self, client: &reqwest::Client) {
         for _ in 0..100 {
@@ -136,19 +156,7 @@ async fn a_request_to_the_running_server_writes_one_metric_line() {
 
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "emails_get", "arguments": {"id": "eml_telecom_nov"}, "_meta": common::envelope()}});
-    let resp = client
-        .post(served.url("/mcp"))
-        .bearer_auth(&served.token)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", common::STATELESS)
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", "emails_get")
-        .header("x-workspace-id", "ws_main")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
+    let resp = served.mcp(&client, &body).send().await.unwrap();
     assert_eq!(resp.status(), 200);
 
     let line = served.next_metric();
@@ -165,41 +173,20 @@ async fn a_request_to_the_running_server_writes_one_metric_line() {
     assert!(served.lines.recv_timeout(Duration::from_millis(300)).is_err(), "one line per request");
 
     // A REST call is labelled by its operation; a method a client invents is not a dimension.
-    let resp = client
-        .get(served.url("/api/v1/inboxes"))
-        .bearer_auth(&served.token)
-        .header("x-workspace-id", "ws_main")
-        .send()
-        .await
-        .unwrap();
+    let resp = served.request(&client, reqwest::Method::GET, "/api/v1/inboxes").send().await.unwrap();
     assert_eq!(resp.status(), 200);
     let line = served.next_metric();
     assert_eq!((&line["Surface"], &line["Operation"]), (&json!("rest"), &json!("inboxes_list")), "{line}");
     let body = json!({"jsonrpc": "2.0", "id": 2, "method": "x/made-up-7f3a", "params": {"_meta": common::envelope()}});
-    let resp = client
-        .post(served.url("/mcp"))
-        .bearer_auth(&served.token)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", common::STATELESS)
-        .header("mcp-method", "x/made-up-7f3a")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
+    let resp = served.mcp(&client, &body).send().await.unwrap();
     assert_eq!(resp.status(), 404);
     let line = served.next_metric();
     assert_eq!((&line["Operation"], &line["StatusClass"]), (&json!("unknown"), &json!("4xx")), "{line}");
 
     // A long operation: the request, then the job (run by the in-process
     // poller) and its webhook delivery each write their line.
-    let resp = client
-        .post(served.url("/api/v1/emails/eml_energy_nov/reprocess"))
-        .bearer_auth(&served.token)
-        .header("x-workspace-id", "ws_main")
-        .send()
-        .await
-        .unwrap();
+    let path = "/api/v1/emails/eml_energy_nov/reprocess";
+    let resp = served.request(&client, reqwest::Method::POST, path).send().await.unwrap();
     assert_eq!(resp.status(), 202, "{:?}", resp.text().await);
     let (mut job, mut delivery) = (None, None);
     while job.is_none() || delivery.is_none() {
