@@ -117,13 +117,13 @@ fn webhook(id: &str, url: &str) -> Webhook {
 /// Claims the slug and writes the inbox, unless it is there already.
 async fn create_inbox(store: &Store, t: &Tenant, inbox: &Inbox) -> Result<(), StoreError> {
     store.reserve_slug(t, &inbox.slug, &inbox.id).await?;
-    store.insert_inbox(t, inbox).await.map(|_| ())
+    store.insert_inbox(t, inbox, None).await.map(|_| ())
 }
 
 async fn create_webhook(store: &Store, secrets: &Secrets, t: &Tenant, w: Webhook) -> Result<(), StoreError> {
     let sealed = secrets.seal(DEMO_WEBHOOK_SECRET).ok_or_else(|| StoreError::Corrupt("seal".into()))?;
     store.reserve_url(t, &w.url, &w.id).await?;
-    store.insert_webhook(t, &StoredWebhook { webhook: w, secret_sealed: sealed }).await.map(|_| ())
+    store.insert_webhook(t, &StoredWebhook { webhook: w, secret_sealed: sealed }, None).await.map(|_| ())
 }
 
 pub async fn seed(store: &Store, secrets: &Secrets) -> Result<(), StoreError> {
@@ -155,7 +155,7 @@ pub async fn seed(store: &Store, secrets: &Secrets) -> Result<(), StoreError> {
     create_inbox(store, &main, &inbox("inb_receipts", "receipts", "Recibos", SenderPolicy::Anyone)).await?;
     for sender in ["cobranca@telecom.example.com", "@energia.example.com", "financeiro@imobiliaria.example.com"] {
         let allowed = AllowedSender { inbox_id: "inb_bills".into(), sender: sender.into(), created_at: T0.into() };
-        store.add_sender(&main, &allowed).await?;
+        store.add_sender(&main, &allowed, None).await?;
     }
     let mails = [
         Mail {

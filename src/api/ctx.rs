@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use super::audit::{Change, Origin};
 use super::error::ApiError;
 use super::tenancy::{self, TenancyError};
 use crate::auth::Principal;
@@ -23,23 +24,30 @@ pub struct Services {
 }
 
 /// One call of an operation: the services, the verified caller (never the
-/// token) and the workspace acted on.
+/// token), the workspace acted on, and where the call comes from (for the
+/// audit trail).
+#[derive(Clone, Copy)]
 pub struct Ctx<'a> {
     pub store: &'a Store,
     pub secrets: &'a Secrets,
     pub webhook_allow_loopback: bool,
     pub principal: &'a Principal,
     pub tenant: &'a Tenant,
+    pub origin: Origin<'a>,
+    /// While `dispatch` runs a changing operation: what its record says.
+    pub(super) change: Option<&'a Change>,
 }
 
 impl Services {
-    pub fn ctx<'a>(&'a self, principal: &'a Principal, tenant: &'a Tenant) -> Ctx<'a> {
+    pub fn ctx<'a>(&'a self, principal: &'a Principal, tenant: &'a Tenant, origin: Origin<'a>) -> Ctx<'a> {
         Ctx {
             store: &self.store,
             secrets: &self.secrets,
             webhook_allow_loopback: self.webhook_allow_loopback,
             principal,
             tenant,
+            origin,
+            change: None,
         }
     }
 

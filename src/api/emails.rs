@@ -81,7 +81,8 @@ pub async fn reprocess(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError>
     let job = new_job(JobKind::EmailReprocess, &email.id);
     email.status = EmailStatus::Processing;
     email.updated_at = now_string();
-    match ctx.store.enqueue_email_job(ctx.tenant, &email, &previous, previous_status, &job).await {
+    let audit = ctx.audit(&email.id, 202)?;
+    match ctx.store.enqueue_email_job(ctx.tenant, &email, &previous, previous_status, &job, &audit).await {
         Ok(()) => accepted(&job),
         Err(StoreError::Conflict) => Err(ApiError::Conflict {
             code: "conflict",
@@ -96,7 +97,7 @@ pub async fn delete(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     let previous = email.updated_at.clone();
     email.updated_at = now_string();
     email.deleted_at = Some(email.updated_at.clone());
-    ctx.store.delete_email(ctx.tenant, &email, &previous).await?;
+    ctx.store.delete_email(ctx.tenant, &email, &previous, &ctx.audit(&email.id, 200)?).await?;
     Ok(ApiResponse::ok(200, json!({"data": {"id": email.id, "deleted": true}})))
 }
 
@@ -172,7 +173,7 @@ pub async fn ingest(ctx: &Ctx<'_>, inbox_id: &str, body: &[u8]) -> Result<ApiRes
         deleted_at: None,
     };
     let job = new_job(JobKind::EmailProcess, &email.id);
-    ctx.store.create_email_with_job(ctx.tenant, &email, &job).await?;
+    ctx.store.create_email_with_job(ctx.tenant, &email, &job, &ctx.audit(&email.id, 202)?).await?;
     let mut response = accepted(&job)?;
     if let Some(serde_json::Value::Object(data)) = response.body.get_mut("data") {
         data.insert("email".into(), json!({"id": email.id, "status": email.status}));

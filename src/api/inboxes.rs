@@ -95,14 +95,16 @@ impl Reserved for BySlug<'_> {
         })
     }
     async fn insert(&self, record: &Inbox) -> Result<bool, StoreError> {
-        self.ctx.store.insert_inbox(self.ctx.tenant, record).await
+        let audit = self.ctx.audit(&record.id, 201)?;
+        self.ctx.store.insert_inbox(self.ctx.tenant, record, Some(&audit)).await
     }
     async fn update(&self, mut inbox: Inbox) -> Result<Inbox, StoreError> {
         inbox.name = self.name.clone();
         inbox.status = self.body.status.unwrap_or(inbox.status);
         inbox.sender_policy = self.body.sender_policy.unwrap_or(inbox.sender_policy);
         inbox.updated_at = now_string();
-        self.ctx.store.update_inbox(self.ctx.tenant, &inbox, None).await?;
+        let audit = self.ctx.audit(&inbox.id, 200)?;
+        self.ctx.store.update_inbox(self.ctx.tenant, &inbox, None, &audit).await?;
         Ok(inbox)
     }
     fn new_id(&self) -> String {
@@ -146,14 +148,14 @@ pub async fn update(ctx: &Ctx<'_>, id: &str, body: &[u8]) -> Result<ApiResponse,
     inbox.status = body.status.unwrap_or(inbox.status);
     inbox.sender_policy = body.sender_policy.unwrap_or(inbox.sender_policy);
     inbox.updated_at = now_string();
-    ctx.store.update_inbox(ctx.tenant, &inbox, Some(&previous)).await?;
+    ctx.store.update_inbox(ctx.tenant, &inbox, Some(&previous), &ctx.audit(&inbox.id, 200)?).await?;
     ApiResponse::data(200, &inbox)
 }
 
 pub async fn delete(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     let mut inbox = load(ctx, id).await?;
     inbox.updated_at = now_string();
-    match ctx.store.delete_inbox(ctx.tenant, &inbox).await {
+    match ctx.store.delete_inbox(ctx.tenant, &inbox, &ctx.audit(&inbox.id, 200)?).await {
         Ok(()) => Ok(ApiResponse::ok(200, json!({"data": {"id": inbox.id, "deleted": true}}))),
         // Deleted by a concurrent request in between: it is gone either way.
         Err(StoreError::Conflict) => Err(not_found()),

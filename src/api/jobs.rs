@@ -76,7 +76,7 @@ pub async fn cancel(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     // Read first (once): the scope and role depend on the job's subject.
     let read = ctx.store.job_to_cancel(ctx.tenant, id).await?.ok_or_else(not_found)?;
     check(ctx, write_scope(read.job.kind), Permission::Operate)?;
-    let job = ctx.store.cancel_job(ctx.tenant, read).await?.ok_or_else(not_found)?;
+    let job = ctx.store.cancel_job(ctx.tenant, read, &ctx.audit(id, 200)?).await?.ok_or_else(not_found)?;
     match job.status {
         JobStatus::Cancelled => ApiResponse::data(200, &job),
         status => Err(ApiError::Conflict {

@@ -7,6 +7,7 @@
 //! filters, validation, soft delete, upserts and tenant isolation exist once.
 //! Nothing here knows HTTP framing or JSON-RPC.
 
+pub mod audit;
 pub mod confirmations;
 mod ctx;
 pub mod emails;
@@ -92,6 +93,8 @@ pub enum Op {
     JobGet,
     JobCancel,
     Workspace,
+    AuditList,
+    AuditGet,
 }
 
 /// Who may call an operation.
@@ -122,8 +125,10 @@ pub struct RouteRow {
 }
 
 const fn row(op: Op, method: &'static str, template: &'static str, needs: Needs) -> RouteRow {
-    let takes_query =
-        matches!(op, Op::InboxesList | Op::SendersList | Op::EmailsList | Op::WebhooksList | Op::DeliveriesList);
+    let takes_query = matches!(
+        op,
+        Op::InboxesList | Op::SendersList | Op::EmailsList | Op::WebhooksList | Op::DeliveriesList | Op::AuditList
+    );
     let takes_body =
         matches!(op, Op::InboxesUpsert | Op::InboxUpdate | Op::SendersAdd | Op::WebhooksUpsert | Op::EmailIngest);
     RouteRow { op, method, template, needs, takes_query, takes_body }
@@ -132,7 +137,7 @@ const fn row(op: Op, method: &'static str, template: &'static str, needs: Needs)
 use Permission::{Administer, Operate, Read};
 
 /// The route table: every operation, its method and path, and who may call it.
-pub const ROUTES: [RouteRow; 24] = [
+pub const ROUTES: [RouteRow; 26] = [
     row(Op::InboxesList, "GET", "/inboxes", Needs::Role(Scope::InboxesRead, Read)),
     row(Op::InboxesUpsert, "PUT", "/inboxes", Needs::Role(Scope::InboxesWrite, Administer)),
     row(Op::InboxGet, "GET", "/inboxes/{id}", Needs::Role(Scope::InboxesRead, Read)),
@@ -162,6 +167,8 @@ pub const ROUTES: [RouteRow; 24] = [
         Needs::Handler { any: &[Scope::EmailsWrite, Scope::WebhooksWrite] },
     ),
     row(Op::Workspace, "GET", "/workspace", Needs::Handler { any: &[Scope::InboxesRead, Scope::EmailsRead] }),
+    row(Op::AuditList, "GET", "/audit", Needs::Role(Scope::AuditRead, Administer)),
+    row(Op::AuditGet, "GET", "/audit/{id}", Needs::Role(Scope::AuditRead, Administer)),
 ];
 
 impl Op {
@@ -206,6 +213,8 @@ impl Op {
             Op::JobGet => "job_get",
             Op::JobCancel => "job_cancel",
             Op::Workspace => "workspace",
+            Op::AuditList => "audit_list",
+            Op::AuditGet => "audit_get",
         }
     }
 
@@ -351,9 +360,17 @@ pub async fn dispatch(
         tracing::error!(permitted = ?permit.op, route = ?route.op, "a permit for another operation");
         return Err(ApiError::Unavailable);
     }
-    // The route match holds every handler's future; boxing keeps that off
-    // the caller's stack (it is large in debug builds).
-    Box::pin(run(ctx, route, query, body)).await
+    if !route.op.is_write() {
+        // The route match holds every handler's future; boxing keeps that off
+        // the caller's stack (it is large in debug builds).
+        return Box::pin(run(ctx, route, query, body)).await;
+    }
+    // A change: it leaves exactly one audit record (see `audit`).
+    let change = audit::Change::new(route, body);
+    let ctx = Ctx { change: Some(&change), ..*ctx };
+    let outcome = Box::pin(run(&ctx, route, query, body)).await;
+    audit::finish(&ctx, &change, &outcome).await;
+    outcome
 }
 
 async fn run(ctx: &Ctx<'_>, route: &Route, q: Option<&str>, body: &[u8]) -> Result<ApiResponse, ApiError> {
@@ -391,6 +408,8 @@ async fn run(ctx: &Ctx<'_>, route: &Route, q: Option<&str>, body: &[u8]) -> Resu
         Op::JobGet => jobs::get(ctx, id).await,
         Op::JobCancel => jobs::cancel(ctx, id).await,
         Op::Workspace => workspace::get(ctx).await,
+        Op::AuditList => audit::list(ctx, q).await,
+        Op::AuditGet => audit::get(ctx, id).await,
     }
 }
 

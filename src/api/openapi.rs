@@ -153,6 +153,7 @@ fn tag(template: &str) -> &'static str {
         Some("emails") => "emails",
         Some("webhooks" | "webhook_deliveries") => "webhooks",
         Some("jobs") => "jobs",
+        Some("audit") => "audit",
         _ => "workspace",
     }
 }
@@ -183,6 +184,8 @@ fn summary(op: Op) -> &'static str {
         Op::JobGet => "Get a job (a long operation)",
         Op::JobCancel => "Cancel a queued job",
         Op::Workspace => "The workspace at a glance: inboxes and e-mail counts by status",
+        Op::AuditList => "The workspace's audit trail, newest first (workspace admins)",
+        Op::AuditGet => "One audit record (workspace admins)",
     }
 }
 

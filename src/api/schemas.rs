@@ -117,6 +117,7 @@ fn subject(op: Op) -> &'static str {
         }
         Op::DeliveryResend => "delivery",
         Op::JobGet | Op::JobCancel => "job",
+        Op::AuditGet => "audit record",
         _ => "inbox",
     }
 }
@@ -149,6 +150,15 @@ pub fn query_params(op: Op) -> Vec<(&'static str, Value)> {
                 ("from", json!({"type": "string", "format": "email", "maxLength": 254})),
                 ("received_after", when("Date (YYYY-MM-DD) or RFC 3339 time, inclusive")),
                 ("received_before", when("Date (YYYY-MM-DD) or RFC 3339 time, inclusive")),
+            ]
+        }
+        Op::AuditList => {
+            let when = |d| described(string(10, 40), d);
+            vec![
+                ("subject", described(string(1, 255), "Only changes by this token subject")),
+                ("target_id", id("record changed")),
+                ("since", when("Date (YYYY-MM-DD) or RFC 3339 time, inclusive")),
+                ("until", when("Date (YYYY-MM-DD) or RFC 3339 time, inclusive")),
             ]
         }
         Op::SendersList | Op::WebhooksList | Op::DeliveriesList => Vec::new(),
@@ -202,7 +212,7 @@ pub fn body(op: Op) -> Option<Value> {
 // ---------------------------------------------------------------- records
 
 /// The records the API shows, by name (the OpenAPI components).
-pub const RECORDS: [Record; 9] = [
+pub const RECORDS: [Record; 10] = [
     Record::Inbox,
     Record::AllowedSender,
     Record::Email,
@@ -211,6 +221,7 @@ pub const RECORDS: [Record; 9] = [
     Record::Delivery,
     Record::Job,
     Record::Workspace,
+    Record::AuditRecord,
     Record::Error,
 ];
 
@@ -224,6 +235,7 @@ pub enum Record {
     Delivery,
     Job,
     Workspace,
+    AuditRecord,
     Error,
 }
 
@@ -238,6 +250,7 @@ impl Record {
             Record::Delivery => "Delivery",
             Record::Job => "Job",
             Record::Workspace => "Workspace",
+            Record::AuditRecord => "AuditRecord",
             Record::Error => "Error",
         }
     }
@@ -306,6 +319,20 @@ impl Record {
                     &[],
                 )
             }
+            Record::AuditRecord => strict(
+                json!({"id": described(text(), "aud_ then the time: ids sort by time"), "at": time(),
+                       "request_id": text(), "organization": text(), "workspace": text(),
+                       "subject": described(text(), "The token's sub: the person, or the mail pipeline's client"),
+                       "client": nullable(strict(json!({"name": text(), "version": text()}), &[])),
+                       "surface": one_of(&["rest", "mcp"]),
+                       "action": described(text(), "The tool (or tasks/cancel) for mcp; METHOD /route for rest"),
+                       "operation": described(text(), "The API operation, the same from either surface"),
+                       "target_id": nullable(text()),
+                       "arguments_digest": described(json!({"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"}), "SHA-256 of the operation's arguments, never the arguments"),
+                       "status": described(json!({"type": "integer", "minimum": 100, "maximum": 599}), "HTTP status of the outcome"),
+                       "error_code": nullable(text())}),
+                &[],
+            ),
             Record::Error => strict(
                 json!({"error": strict(json!({"code": text(), "message": text(), "details": {"type": "object"}}), &[])}),
                 &[],
@@ -401,6 +428,8 @@ pub fn successes(op: Op) -> Vec<(u16, Shape)> {
         Op::DeliveriesList => vec![(200, Shape::Page(R::Delivery))],
         Op::JobGet | Op::JobCancel => vec![(200, Shape::Data(R::Job))],
         Op::Workspace => vec![(200, Shape::Data(R::Workspace))],
+        Op::AuditList => vec![(200, Shape::Page(R::AuditRecord))],
+        Op::AuditGet => vec![(200, Shape::Data(R::AuditRecord))],
     }
 }
 

@@ -43,14 +43,15 @@ pub async fn add(ctx: &Ctx<'_>, inbox_id: &str, body: &[u8]) -> Result<ApiRespon
     let sender = parse_sender("sender", &body.sender)?;
     let inbox = inboxes::load(ctx, inbox_id).await?;
     let allowed = AllowedSender { inbox_id: inbox.id, sender, created_at: now_string() };
-    let created = ctx.store.add_sender(ctx.tenant, &allowed).await?;
+    // Already allowed: nothing is written (the call's record is written alone).
+    let created = ctx.store.add_sender(ctx.tenant, &allowed, Some(&ctx.audit(&allowed.inbox_id, 201)?)).await?;
     ApiResponse::data(if created { 201 } else { 200 }, &allowed)
 }
 
 pub async fn remove(ctx: &Ctx<'_>, inbox_id: &str, sender: &str) -> Result<ApiResponse, ApiError> {
     let inbox = inboxes::load(ctx, inbox_id).await?;
     let sender = parse_sender("sender", sender).map_err(|_| ApiError::NotFound { what: "Allowed sender" })?;
-    if ctx.store.remove_sender(ctx.tenant, &inbox.id, &sender).await? {
+    if ctx.store.remove_sender(ctx.tenant, &inbox.id, &sender, &ctx.audit(&inbox.id, 200)?).await? {
         Ok(ApiResponse::ok(200, json!({"data": {"inbox_id": inbox.id, "sender": sender, "deleted": true}})))
     } else {
         Err(ApiError::NotFound { what: "Allowed sender" })

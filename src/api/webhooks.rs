@@ -187,7 +187,8 @@ impl Reserved for ByUrl<'_> {
         })
     }
     async fn insert(&self, record: &StoredWebhook) -> Result<bool, StoreError> {
-        self.ctx.store.insert_webhook(self.ctx.tenant, record).await
+        let audit = self.ctx.audit(&record.webhook.id, 201)?;
+        self.ctx.store.insert_webhook(self.ctx.tenant, record, Some(&audit)).await
     }
     async fn update(&self, mut stored: StoredWebhook) -> Result<StoredWebhook, StoreError> {
         let w = &mut stored.webhook;
@@ -199,7 +200,8 @@ impl Reserved for ByUrl<'_> {
             w.description = self.description.clone();
         }
         w.updated_at = now_string();
-        self.ctx.store.update_webhook(self.ctx.tenant, &stored, None).await?;
+        let audit = self.ctx.audit(&stored.webhook.id, 200)?;
+        self.ctx.store.update_webhook(self.ctx.tenant, &stored, None, &audit).await?;
         Ok(stored)
     }
     fn new_id(&self) -> String {
@@ -229,7 +231,7 @@ pub async fn upsert(ctx: &Ctx<'_>, body: &[u8]) -> Result<ApiResponse, ApiError>
 pub async fn delete(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     let mut stored = load(ctx, id).await?;
     stored.webhook.updated_at = now_string();
-    match ctx.store.delete_webhook(ctx.tenant, &stored).await {
+    match ctx.store.delete_webhook(ctx.tenant, &stored, &ctx.audit(&stored.webhook.id, 200)?).await {
         Ok(()) => Ok(ApiResponse::ok(200, json!({"data": {"id": stored.webhook.id, "deleted": true}}))),
         Err(StoreError::Conflict) => Err(not_found()),
         Err(e) => Err(e.into()),
@@ -243,7 +245,7 @@ pub async fn rotate_secret(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiEr
     stored.secret_sealed = ctx.secrets.seal(&secret).ok_or(ApiError::Unavailable)?;
     stored.webhook.secret_last4 = last4(&secret);
     stored.webhook.updated_at = now_string();
-    ctx.store.update_webhook(ctx.tenant, &stored, Some(&previous)).await?;
+    ctx.store.update_webhook(ctx.tenant, &stored, Some(&previous), &ctx.audit(&stored.webhook.id, 200)?).await?;
     Ok(ApiResponse::ok(200, json!({"data": view(&stored.webhook, Some(&secret))?})))
 }
 
@@ -264,7 +266,8 @@ pub async fn test(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     let stored = load(ctx, id).await?;
     refuse_disabled(&stored.webhook)?;
     let job = new_job(JobKind::WebhookTest, &stored.webhook.id);
-    match ctx.store.enqueue_webhook_job(ctx.tenant, &stored.webhook.id, &job).await {
+    let audit = ctx.audit(&stored.webhook.id, 202)?;
+    match ctx.store.enqueue_webhook_job(ctx.tenant, &stored.webhook.id, &job, &audit).await {
         Ok(()) => accepted(&job),
         Err(StoreError::Conflict) => Err(not_found()),
         Err(e) => Err(e.into()),
@@ -301,7 +304,8 @@ pub async fn resend(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     }
     let job = new_job(JobKind::DeliveryResend, &delivery.id);
     // The delivery's webhook must still exist: that is the record checked.
-    match ctx.store.enqueue_webhook_job(ctx.tenant, &delivery.webhook_id, &job).await {
+    let audit = ctx.audit(&delivery.id, 202)?;
+    match ctx.store.enqueue_webhook_job(ctx.tenant, &delivery.webhook_id, &job, &audit).await {
         Ok(()) => accepted(&job),
         Err(StoreError::Conflict) => Err(ApiError::Conflict {
             code: "webhook_deleted",

@@ -57,6 +57,7 @@ pub enum Kind {
     Delivery,
     Job,
     Event,
+    Audit,
 }
 
 impl Kind {
@@ -68,6 +69,7 @@ impl Kind {
             Kind::Delivery => "dlv",
             Kind::Job => "job",
             Kind::Event => "evt",
+            Kind::Audit => "aud",
         }
     }
 }

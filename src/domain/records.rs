@@ -253,6 +253,64 @@ pub struct Job {
     pub lease_until: Option<u64>,
 }
 
+/// Where a change was asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Surface {
+    Rest,
+    Mcp,
+}
+
+/// The MCP client that asked, as it named itself (`clientInfo`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClientInfo {
+    pub name: String,
+    pub version: String,
+}
+
+impl ClientInfo {
+    /// The longest name or version kept: they come from the client.
+    pub const MAX_CHARS: usize = 128;
+
+    /// The client's own description of itself, cut to a bounded length.
+    pub fn bounded(name: &str, version: &str) -> ClientInfo {
+        let cut = |s: &str| s.chars().take(Self::MAX_CHARS).collect::<String>();
+        ClientInfo { name: cut(name), version: cut(version) }
+    }
+}
+
+/// One change asked of a workspace, as its audit trail keeps it: who asked,
+/// through what, about which record, with which arguments (a digest of them,
+/// never the arguments) and how it ended. Written in the same transaction as
+/// the change it describes; a refused change, which changed nothing, alone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditRecord {
+    /// `aud_` then the time (17 digits) then randomness: ids sort by time.
+    pub id: String,
+    pub at: String,
+    pub request_id: String,
+    pub organization: String,
+    pub workspace: String,
+    /// The token's `sub`: the person, or the mail pipeline's client.
+    pub subject: String,
+    /// The MCP client (`null` for REST, and in the 2025 eras, whose
+    /// `clientInfo` is sent once with `initialize` and not kept).
+    pub client: Option<ClientInfo>,
+    pub surface: Surface,
+    /// The tool (or `tasks/cancel`) for MCP, `METHOD /route` for REST.
+    pub action: String,
+    /// The API operation, the same whichever surface asked (`webhook_rotate_secret`).
+    pub operation: String,
+    /// The record changed (or, for a refused change, named).
+    pub target_id: Option<String>,
+    /// `sha256:` and the hex digest of the operation's arguments (see `api::audit`).
+    pub arguments_digest: String,
+    /// The HTTP status of the outcome (a tool's is its operation's).
+    pub status: u16,
+    /// The error code of a refused change.
+    pub error_code: Option<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

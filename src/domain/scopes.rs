@@ -13,23 +13,26 @@ pub enum Scope {
     WebhooksWrite,
     /// The organization's mail-receiving pipeline (a machine client).
     EmailsIngest,
+    /// The workspace's audit trail (workspace admins).
+    AuditRead,
 }
 
 impl Scope {
     /// The scopes a person's client asks for (everything but ingestion).
-    pub const USER: [Scope; 6] = [
+    pub const USER: [Scope; 7] = [
         Scope::InboxesRead,
         Scope::InboxesWrite,
         Scope::EmailsRead,
         Scope::EmailsWrite,
         Scope::WebhooksRead,
         Scope::WebhooksWrite,
+        Scope::AuditRead,
     ];
 
     /// Every scope: a person's, and the mail pipeline's.
-    pub const ALL: [Scope; 7] = {
-        let [a, b, c, d, e, f] = Self::USER;
-        [a, b, c, d, e, f, Scope::EmailsIngest]
+    pub const ALL: [Scope; 8] = {
+        let [a, b, c, d, e, f, g] = Self::USER;
+        [a, b, c, d, e, f, g, Scope::EmailsIngest]
     };
 
     pub fn as_str(self) -> &'static str {
@@ -41,6 +44,7 @@ impl Scope {
             Scope::WebhooksRead => "webhooks:read",
             Scope::WebhooksWrite => "webhooks:write",
             Scope::EmailsIngest => "emails:ingest",
+            Scope::AuditRead => "audit:read",
         }
     }
 

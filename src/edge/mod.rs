@@ -68,7 +68,7 @@ pub async fn handle(edge: &Edge, req: Request) -> Response<Body> {
     );
     let started = std::time::Instant::now();
     async move {
-        let ((response, label), round_trips) = crate::store::counting(route(edge, req)).await;
+        let ((response, label), round_trips) = crate::store::counting(route(edge, req, &request_id)).await;
         let span = tracing::Span::current();
         let status = response.status().as_u16();
         span.record("status", status);
@@ -127,7 +127,7 @@ fn request_metrics(label: &Label, status: u16, elapsed: std::time::Duration, rou
     .emit();
 }
 
-async fn route(edge: &Edge, req: Request) -> (Response<Body>, Label) {
+async fn route(edge: &Edge, req: Request, request_id: &str) -> (Response<Body>, Label) {
     // Behind a REST API (v1) stage the URI carries the stage; the raw path does not.
     let raw = req.raw_http_path();
     let path = if raw.is_empty() { req.uri().path().to_owned() } else { raw.to_owned() };
@@ -163,7 +163,7 @@ async fn route(edge: &Edge, req: Request) -> (Response<Body>, Label) {
                 return (response, refused);
             }
             let (parts, body) = req.into_parts();
-            let mut trace = Trace::default();
+            let mut trace = Trace { request_id: request_id.to_owned(), ..Trace::default() };
             let request =
                 McpRequest { path: &path, headers: &parts.headers, query: parts.uri.query(), body: body_bytes(&body) };
             let reply = mcp::handle(edge, &request, &mut trace).await;
@@ -213,6 +213,7 @@ async fn route(edge: &Edge, req: Request) -> (Response<Body>, Label) {
                 query: parts.uri.query(),
                 headers: &parts.headers,
                 body: body_bytes(&body),
+                request_id,
             };
             let reply = rest::handle(edge, &request).await;
             let mut response = json_response(reply.status, &reply.body);

@@ -10,11 +10,13 @@ use serde_json::{Value, json};
 use super::Edge;
 use super::admit::{Counting, NotAdmitted, authenticate};
 use super::gate;
+use crate::api::audit::Origin;
 use crate::api::error::ApiError;
 use crate::api::idempotency::idempotent;
 use crate::api::tenancy;
 use crate::api::{ApiRequest, ApiResponse, Op, Route, authorize, dispatch};
 use crate::auth::Principal;
+use crate::domain::records::Surface;
 use crate::mcp::jsonrpc::RETRY_AFTER_SECS;
 
 /// What the HTTP layer sends back.
@@ -34,6 +36,8 @@ pub struct RestRequest<'a> {
     pub query: Option<&'a str>,
     pub headers: &'a HeaderMap,
     pub body: &'a [u8],
+    /// The gateway's request id (the audit trail names it).
+    pub request_id: &'a str,
 }
 
 pub async fn handle(edge: &Edge, req: &RestRequest<'_>) -> RestReply {
@@ -156,7 +160,8 @@ async fn authenticated(edge: &Edge, req: &RestRequest<'_>, principal: &Principal
             }
         },
     };
-    let ctx = edge.api.ctx(principal, &tenant);
+    let origin = Origin { request_id: req.request_id, surface: Surface::Rest, client: None, via: None };
+    let ctx = edge.api.ctx(principal, &tenant, origin);
     // Authorized before anything runs or is replayed.
     let permit = authorize(&ctx, route.op)?;
     match key.filter(|_| route.op.is_write()) {

@@ -246,5 +246,11 @@ pub fn rows() -> Vec<ToolRow> {
             "Status and result of a long operation (reprocess, webhook test, resend).",
             Op::JobGet,
         ),
+        read(
+            "audit_list",
+            "List audit trail",
+            "Who changed what in this workspace, newest first: each change through the API or these tools, with its subject, client, tool or route, target id, a digest of its arguments and its status. Filter by subject, target_id, since, until. Workspace admins only. Paginated: pass meta.next_cursor back as cursor.",
+            Op::AuditList,
+        ),
     ]
 }

@@ -251,6 +251,8 @@ pub struct ClientContext {
     pub form_elicitation: bool,
     /// The client declared the tasks extension on this request.
     pub tasks: bool,
+    /// The client named itself in `_meta` (`clientInfo`), cut to a bounded length.
+    pub info: Option<crate::domain::records::ClientInfo>,
 }
 
 /// Stage F1: the rest of the envelope (stateless era).
@@ -268,12 +270,13 @@ pub fn check_envelope(message: &Message) -> Result<ClientContext, RpcError> {
         Some(Value::Object(caps)) => caps,
         Some(_) => return Err(invalid(KEY_CAPABILITIES, "must be an object")),
     };
-    if let Some(info) = env.get(KEY_CLIENT_INFO) {
-        let ok = info.get("name").is_some_and(Value::is_string) && info.get("version").is_some_and(Value::is_string);
-        if !ok {
-            return Err(invalid(KEY_CLIENT_INFO, "must be an object with string name and version"));
-        }
-    }
+    let info = match env.get(KEY_CLIENT_INFO) {
+        None => None,
+        Some(info) => match (info.get("name").and_then(Value::as_str), info.get("version").and_then(Value::as_str)) {
+            (Some(name), Some(version)) => Some(crate::domain::records::ClientInfo::bounded(name, version)),
+            _ => return Err(invalid(KEY_CLIENT_INFO, "must be an object with string name and version")),
+        },
+    };
     if let Some(level) = env.get(KEY_LOG_LEVEL)
         && !level.as_str().is_some_and(|l| LOG_LEVELS.contains(&l))
     {
@@ -282,6 +285,7 @@ pub fn check_envelope(message: &Message) -> Result<ClientContext, RpcError> {
     Ok(ClientContext {
         form_elicitation: declares_form_elicitation(capabilities),
         tasks: declares_extension(capabilities, EXT_TASKS),
+        info,
     })
 }
 

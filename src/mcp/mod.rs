@@ -121,6 +121,8 @@ pub struct Trace {
     pub operation: Option<&'static str>,
     pub sub: Option<String>,
     pub workspace: Option<String>,
+    /// Set by the edge before the request runs: the audit trail names it.
+    pub request_id: String,
 }
 
 /// A workspace that cannot be resolved: HTTP 400 with -32602 and what to send
@@ -164,6 +166,21 @@ pub struct Call<'a> {
     pub narrowing: narrow::Narrowing,
     /// The workspace acted on; `None` only for methods that need none.
     pub tenant: Option<&'a Tenant>,
+    pub request_id: &'a str,
+}
+
+impl<'a> Call<'a> {
+    /// An API call for this request in `tenant`, made by `via` (the tool or
+    /// the method: what the audit trail says asked).
+    pub fn api_ctx(&self, tenant: &'a Tenant, via: &'a str) -> crate::api::Ctx<'a> {
+        let origin = crate::api::audit::Origin {
+            request_id: self.request_id,
+            surface: crate::domain::records::Surface::Mcp,
+            client: self.client.info.as_ref(),
+            via: Some(via),
+        };
+        self.api.ctx(self.principal, tenant, origin)
+    }
 }
 
 /// A message that passed parsing and era selection (`prepare`).
@@ -322,8 +339,18 @@ impl McpServer {
             None
         };
 
-        let call =
-            Call { server: self, api, era, client: &client, message, principal, narrowing, tenant: tenant.as_ref() };
+        let request_id = trace.request_id.clone();
+        let call = Call {
+            server: self,
+            api,
+            era,
+            client: &client,
+            message,
+            principal,
+            narrowing,
+            tenant: tenant.as_ref(),
+            request_id: &request_id,
+        };
         match Box::pin(methods::dispatch(&call)).await {
             Ok((outcome, reply_version)) => {
                 let body = match outcome {

@@ -1,6 +1,7 @@
 //! Narrowing a connection to less than its token allows, never more: only
 //! read-only tools (`X-MCP-Readonly: true`, or the path `/mcp/readonly`), or
-//! only chosen toolsets (`X-MCP-Toolsets: emails,jobs`, or `/mcp/x/emails,jobs`).
+//! only chosen toolsets (`X-MCP-Toolsets: emails,jobs`, or `/mcp/x/emails,jobs`;
+//! the toolsets are `inboxes`, `emails`, `webhooks`, `jobs`, `audit`).
 //! Both may be given, in the path and in headers; each narrows further.
 //!
 //! Tools outside the narrowing are absent from `tools/list` and calling one
@@ -25,7 +26,7 @@ pub const H_READONLY: &str = "x-mcp-readonly";
 pub const H_TOOLSETS: &str = "x-mcp-toolsets";
 
 /// The toolsets, by name: each tool belongs to the one its REST resource names.
-pub const TOOLSETS: [&str; 4] = ["inboxes", "emails", "webhooks", "jobs"];
+pub const TOOLSETS: [&str; 5] = ["inboxes", "emails", "webhooks", "jobs", "audit"];
 
 /// What a connection narrowed itself to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,9 +108,11 @@ impl Narrowing {
             Scope::WebhooksRead => (2, false),
             Scope::WebhooksWrite => (2, true),
             Scope::EmailsIngest => (1, true),
+            Scope::AuditRead => (4, false),
         };
         let jobs = self.toolsets & (1 << 3) != 0;
-        let in_set = self.toolsets & (1 << set) != 0 || (jobs && !write && set != 0);
+        // Reading a job needs its subject's read scope: e-mails' or webhooks'.
+        let in_set = self.toolsets & (1 << set) != 0 || (jobs && !write && matches!(set, 1 | 2));
         in_set && !(write && self.readonly)
     }
 
@@ -133,6 +136,7 @@ fn toolset(op: Op) -> usize {
         Some("emails") => 1,
         Some("webhooks" | "webhook_deliveries") => 2,
         Some("jobs") => 3,
+        Some("audit") => 4,
         _ => 0,
     }
 }

@@ -89,6 +89,14 @@ const TEMPLATES: &[Template] = &[
         description: "The status and result of a long operation.",
         scopes: &[Scope::EmailsRead, Scope::WebhooksRead],
     },
+    Template {
+        uri_template: "kobana://inbox/audit/{id}",
+        collection: "audit",
+        name: "audit-record",
+        title: "Audit record",
+        description: "One change in the workspace's audit trail: who, through what, on which record, how it ended (workspace admins).",
+        scopes: &[Scope::AuditRead],
+    },
 ];
 
 pub const WORKSPACE_URI: &str = "kobana://inbox/workspace";
@@ -200,7 +208,7 @@ impl Resources {
             return Err(super::results::step_up(call, &missing));
         }
         let Some(tenant) = call.tenant else { return Err(not_found(call.era, uri)) };
-        let ctx = call.api.ctx(call.principal, tenant);
+        let ctx = call.api_ctx(tenant, "resources/read");
         let response = match api::call(&ctx, &ApiRequest { method: "GET", path: &path, query: None, body: &[] }).await {
             Ok(response) if response.is_success() => response,
             Err(ApiError::InsufficientScope { scopes }) => return Err(super::results::step_up(call, &scopes)),

@@ -132,7 +132,7 @@ pub async fn dispatch(call: &Call<'_>) -> Result<Outcome, RpcError> {
     let Some(tenant) = call.tenant else {
         return Err(RpcError::internal("No workspace was resolved for this call"));
     };
-    let ctx = call.api.ctx(call.principal, tenant);
+    let ctx = call.api_ctx(tenant, method);
     if method == "tasks/cancel" && call.narrowing.readonly {
         return Err(RpcError::invalid_params(
             "This connection is read-only (X-MCP-Readonly): a task cannot be cancelled",

@@ -148,7 +148,7 @@ impl Tools {
         let Some(tenant) = call.tenant else {
             return Err(RpcError::internal("No workspace was resolved for this call"));
         };
-        let ctx = call.api.ctx(call.principal, tenant);
+        let ctx = call.api_ctx(tenant, tool.row.name);
 
         // Stage I: scope (HTTP 403, step-up), then role (tool error), from the route table.
         if let Needs::Handler { any } = tool.needs()

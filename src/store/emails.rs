@@ -4,7 +4,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
 
 use super::items::{Item, Keys, ListQuery, Page, Position, to_item};
 use super::keys::{self};
-use super::writes::{built, put, ws_pk};
+use super::writes::{Audit, built, put, ws_pk};
 use super::{Store, StoreError, s};
 use crate::domain::Tenant;
 use crate::domain::records::{Email, EmailStatus, Job};
@@ -76,17 +76,29 @@ impl Store {
     }
 
     /// Stores a new e-mail and its processing job in one transaction.
-    pub async fn create_email_with_job(&self, t: &Tenant, email: &Email, job: &Job) -> Result<(), StoreError> {
-        self.transact(vec![
+    pub async fn create_email_with_job(
+        &self,
+        t: &Tenant,
+        email: &Email,
+        job: &Job,
+        audit: &Audit<'_>,
+    ) -> Result<(), StoreError> {
+        let items = vec![
             put(self.table(), Self::email_item(t, email)?, Some("attribute_not_exists(pk)"))?,
             self.job_put(t, job)?,
-        ])
-        .await
+        ];
+        self.transact_audited(t, items, Some(audit)).await
     }
 
     /// Soft-deletes a live e-mail that still has `previous_updated_at`; it leaves every list.
-    pub async fn delete_email(&self, t: &Tenant, email: &Email, previous_updated_at: &str) -> Result<(), StoreError> {
-        self.replace_live(Self::email_item(t, email)?, Some(previous_updated_at)).await
+    pub async fn delete_email(
+        &self,
+        t: &Tenant,
+        email: &Email,
+        previous_updated_at: &str,
+        audit: &Audit<'_>,
+    ) -> Result<(), StoreError> {
+        self.replace_live(t, Self::email_item(t, email)?, Some(previous_updated_at), audit).await
     }
 
     /// Stores `email` (its new state) and `job` in one transaction, if the
@@ -99,6 +111,7 @@ impl Store {
         previous_updated_at: &str,
         previous_status: EmailStatus,
         job: &Job,
+        audit: &Audit<'_>,
     ) -> Result<(), StoreError> {
         let put_email = built(
             Put::builder()
@@ -111,7 +124,7 @@ impl Store {
                 .build(),
         )?;
         let job = self.job_put_restoring(t, job, previous_status)?;
-        self.transact(vec![TransactWriteItem::builder().put(put_email).build(), job]).await
+        self.transact_audited(t, vec![TransactWriteItem::builder().put(put_email).build(), job], Some(audit)).await
     }
 }
 

@@ -5,7 +5,7 @@ use aws_sdk_dynamodb::types::{Delete, TransactWriteItem};
 
 use super::items::{Item, Keys, ListQuery, Page, Position, to_item};
 use super::keys::{self, PK, SK};
-use super::writes::{built, put, ws_pk};
+use super::writes::{Audit, built, put, ws_pk};
 use super::{Store, StoreError, s};
 use crate::domain::Tenant;
 use crate::domain::records::Inbox;
@@ -71,8 +71,8 @@ impl Store {
     }
 
     /// Writes a new inbox unless one with its id exists; false when it does.
-    pub async fn insert_inbox(&self, t: &Tenant, inbox: &Inbox) -> Result<bool, StoreError> {
-        self.insert_new(Self::inbox_item(t, inbox)?).await
+    pub async fn insert_inbox(&self, t: &Tenant, inbox: &Inbox, audit: Option<&Audit<'_>>) -> Result<bool, StoreError> {
+        self.insert_new(t, Self::inbox_item(t, inbox)?, audit).await
     }
 
     /// An inbox, deleted or not.
@@ -81,12 +81,18 @@ impl Store {
     }
 
     /// Replaces a live inbox (see `replace_live`).
-    pub async fn update_inbox(&self, t: &Tenant, inbox: &Inbox, previous: Option<&str>) -> Result<(), StoreError> {
-        self.replace_live(Self::inbox_item(t, inbox)?, previous).await
+    pub async fn update_inbox(
+        &self,
+        t: &Tenant,
+        inbox: &Inbox,
+        previous: Option<&str>,
+        audit: &Audit<'_>,
+    ) -> Result<(), StoreError> {
+        self.replace_live(t, Self::inbox_item(t, inbox)?, previous, audit).await
     }
 
     /// Soft-deletes an inbox and frees its slug, in one transaction.
-    pub async fn delete_inbox(&self, t: &Tenant, inbox: &Inbox) -> Result<(), StoreError> {
+    pub async fn delete_inbox(&self, t: &Tenant, inbox: &Inbox, audit: &Audit<'_>) -> Result<(), StoreError> {
         let mut deleted = inbox.clone();
         deleted.deleted_at = Some(deleted.updated_at.clone());
         let release = built(
@@ -98,14 +104,14 @@ impl Store {
                 .expression_attribute_values(":id", s(inbox.id.clone()))
                 .build(),
         )?;
-        self.transact(vec![
+        let items = vec![
             put(
                 self.table(),
                 Self::inbox_item(t, &deleted)?,
                 Some("attribute_exists(pk) AND attribute_not_exists(deleted_at)"),
             )?,
             TransactWriteItem::builder().delete(release).build(),
-        ])
-        .await
+        ];
+        self.transact_audited(t, items, Some(audit)).await
     }
 }

@@ -7,7 +7,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, TransactWriteItem, Up
 
 use super::items::{Item, Keys, from_item, to_item};
 use super::keys::{self, PK, SK};
-use super::writes::{built, put, ws_pk};
+use super::writes::{Audit, built, put, ws_pk};
 use super::{Store, StoreError, s};
 use crate::domain::Tenant;
 use crate::domain::records::{EmailStatus, Job, JobKind, JobStatus};
@@ -84,7 +84,7 @@ impl Store {
     /// previous status back, in the same transaction. A job that is no longer
     /// queued is left as it is. Returns the job as it now is (`None`: it is
     /// gone); its status says whether it was cancelled.
-    pub async fn cancel_job(&self, t: &Tenant, read: ToCancel) -> Result<Option<Job>, StoreError> {
+    pub async fn cancel_job(&self, t: &Tenant, read: ToCancel, audit: &Audit<'_>) -> Result<Option<Job>, StoreError> {
         let ToCancel { mut job, restore } = read;
         if job.status != JobStatus::Queued {
             return Ok(Some(job));
@@ -123,7 +123,7 @@ impl Store {
             )?;
             items.push(TransactWriteItem::builder().update(email).build());
         }
-        match self.transact(items).await {
+        match self.transact_audited(t, items, Some(audit)).await {
             Ok(()) => {
                 job.status = JobStatus::Cancelled;
                 job.updated_at = now;

@@ -27,6 +27,7 @@
 //! | job | `JOB#{id}` | `QUEUE` / `{created_at}#{id}` while queued |
 //! | idempotency record | `IDEM#{sub}#{key}` | — |
 //! | single-use marker (a consumed confirmation) | `ONCE#{key}` | — |
+//! | audit record (kept 400 days) | `AUD#{id}` (ids sort by time) | — |
 //!
 //! The queue index is sparse: a job leaves it when a runner claims it. It is
 //! how the local runner finds work; on AWS the worker is fed by the stream.
@@ -148,6 +149,14 @@ pub fn idempotency(sub: &str, key: &str) -> String {
 pub fn once(key: &str) -> String {
     format!("ONCE#{}", escape(key))
 }
+
+/// An audit record; its id begins with its time, so the trail reads
+/// newest first straight from the workspace partition.
+pub fn audit(id: &str) -> String {
+    format!("{AUDIT_PREFIX}{id}")
+}
+
+pub const AUDIT_PREFIX: &str = "AUD#";
 
 /// `{timestamp}#{id}`: sorts by time, ties broken by id.
 pub fn timeline(at: &str, id: &str) -> String {

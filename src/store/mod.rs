@@ -2,6 +2,7 @@
 //! (see `keys` for its design); each aggregate has its own module. Every call
 //! is counted per request (`round_trips`) so the request span can log it.
 
+mod audit;
 mod confirmations;
 mod deliveries;
 mod emails;
@@ -17,10 +18,12 @@ mod table;
 mod webhooks;
 mod writes;
 
+pub use audit::AuditFilter;
 pub use emails::{EmailCounts, EmailFilter};
 pub use inboxes::InboxFilter;
 pub use jobs::{ToCancel, is_job_key};
 pub use webhooks::StoredWebhook;
+pub use writes::Audit;
 
 use std::cell::Cell;
 use std::time::Duration;

@@ -1,23 +1,25 @@
 //! The allowed senders of an inbox (addresses and `@domain`s).
 
-use aws_sdk_dynamodb::types::ReturnValue;
+use aws_sdk_dynamodb::types::{Delete, TransactWriteItem};
 
 use super::items::{Keys, ListQuery, Page, Position, to_item};
 use super::keys::{self, PK, SK};
-use super::writes::ws_pk;
+use super::writes::{Audit, built, ws_pk};
 use super::{Store, StoreError, s};
 use crate::domain::Tenant;
 use crate::domain::records::AllowedSender;
 
 impl Store {
-    /// Allows `sender`; returns false when it was already allowed.
-    pub async fn add_sender(&self, t: &Tenant, sender: &AllowedSender) -> Result<bool, StoreError> {
+    /// Allows `sender`; returns false when it was already allowed (and
+    /// then nothing is written, not even `audit`).
+    pub async fn add_sender(
+        &self,
+        t: &Tenant,
+        sender: &AllowedSender,
+        audit: Option<&Audit<'_>>,
+    ) -> Result<bool, StoreError> {
         let item = to_item(Keys::new(ws_pk(t), keys::sender(&sender.inbox_id, &sender.sender)), sender)?;
-        match self.put_conditional(item, "attribute_not_exists(pk)", &[]).await {
-            Ok(()) => Ok(true),
-            Err(StoreError::Conflict) => Ok(false),
-            Err(e) => Err(e),
-        }
+        self.insert_new(t, item, audit).await
     }
 
     pub async fn list_senders(
@@ -40,17 +42,27 @@ impl Store {
         Ok(a?.is_some() || d?.is_some())
     }
 
-    /// Stops allowing `sender`; returns false when it was not allowed.
-    pub async fn remove_sender(&self, t: &Tenant, inbox_id: &str, sender: &str) -> Result<bool, StoreError> {
-        let out = self
-            .client()
-            .delete_item()
-            .table_name(self.table())
-            .key(PK, s(ws_pk(t)))
-            .key(SK, s(keys::sender(inbox_id, sender)))
-            .return_values(ReturnValue::AllOld)
-            .send()
-            .await?;
-        Ok(out.attributes.is_some_and(|a| !a.is_empty()))
+    /// Stops allowing `sender`; returns false when it was not allowed (and
+    /// then nothing is written, not even `audit`).
+    pub async fn remove_sender(
+        &self,
+        t: &Tenant,
+        inbox_id: &str,
+        sender: &str,
+        audit: &Audit<'_>,
+    ) -> Result<bool, StoreError> {
+        let remove = built(
+            Delete::builder()
+                .table_name(self.table())
+                .key(PK, s(ws_pk(t)))
+                .key(SK, s(keys::sender(inbox_id, sender)))
+                .condition_expression("attribute_exists(pk)")
+                .build(),
+        )?;
+        match self.transact_audited(t, vec![TransactWriteItem::builder().delete(remove).build()], Some(audit)).await {
+            Ok(()) => Ok(true),
+            Err(StoreError::Conflict) => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 }

@@ -5,7 +5,7 @@ use aws_sdk_dynamodb::types::{ConditionCheck, Delete, TransactWriteItem};
 
 use super::items::{Item, Keys, ListQuery, Page, Position, to_item};
 use super::keys::{self, PK, SK};
-use super::writes::{built, put, ws_pk};
+use super::writes::{Audit, built, put, ws_pk};
 use super::{Store, StoreError, s};
 use crate::domain::Tenant;
 use crate::domain::records::{Job, Webhook};
@@ -59,8 +59,13 @@ impl Store {
     }
 
     /// Writes a new webhook unless one with its id exists; false when it does.
-    pub async fn insert_webhook(&self, t: &Tenant, stored: &StoredWebhook) -> Result<bool, StoreError> {
-        self.insert_new(Self::webhook_item(t, stored)?).await
+    pub async fn insert_webhook(
+        &self,
+        t: &Tenant,
+        stored: &StoredWebhook,
+        audit: Option<&Audit<'_>>,
+    ) -> Result<bool, StoreError> {
+        self.insert_new(t, Self::webhook_item(t, stored)?, audit).await
     }
 
     /// A webhook, deleted or not.
@@ -74,12 +79,18 @@ impl Store {
         t: &Tenant,
         stored: &StoredWebhook,
         previous: Option<&str>,
+        audit: &Audit<'_>,
     ) -> Result<(), StoreError> {
-        self.replace_live(Self::webhook_item(t, stored)?, previous).await
+        self.replace_live(t, Self::webhook_item(t, stored)?, previous, audit).await
     }
 
     /// Soft-deletes a webhook and frees its URL, in one transaction.
-    pub async fn delete_webhook(&self, t: &Tenant, stored: &StoredWebhook) -> Result<(), StoreError> {
+    pub async fn delete_webhook(
+        &self,
+        t: &Tenant,
+        stored: &StoredWebhook,
+        audit: &Audit<'_>,
+    ) -> Result<(), StoreError> {
         let mut deleted = stored.clone();
         deleted.webhook.deleted_at = Some(deleted.webhook.updated_at.clone());
         let release = built(
@@ -91,20 +102,26 @@ impl Store {
                 .expression_attribute_values(":id", s(stored.webhook.id.clone()))
                 .build(),
         )?;
-        self.transact(vec![
+        let items = vec![
             put(
                 self.table(),
                 Self::webhook_item(t, &deleted)?,
                 Some("attribute_exists(pk) AND attribute_not_exists(deleted_at)"),
             )?,
             TransactWriteItem::builder().delete(release).build(),
-        ])
-        .await
+        ];
+        self.transact_audited(t, items, Some(audit)).await
     }
 
     /// Writes `job` if the webhook `webhook_id` is live (one transaction);
     /// `Conflict` when it is not.
-    pub async fn enqueue_webhook_job(&self, t: &Tenant, webhook_id: &str, job: &Job) -> Result<(), StoreError> {
+    pub async fn enqueue_webhook_job(
+        &self,
+        t: &Tenant,
+        webhook_id: &str,
+        job: &Job,
+        audit: &Audit<'_>,
+    ) -> Result<(), StoreError> {
         let sk = keys::webhook(webhook_id);
         let check = built(
             ConditionCheck::builder()
@@ -114,6 +131,7 @@ impl Store {
                 .condition_expression("attribute_exists(pk) AND attribute_not_exists(deleted_at)")
                 .build(),
         )?;
-        self.transact(vec![TransactWriteItem::builder().condition_check(check).build(), self.job_put(t, job)?]).await
+        let items = vec![TransactWriteItem::builder().condition_check(check).build(), self.job_put(t, job)?];
+        self.transact_audited(t, items, Some(audit)).await
     }
 }

@@ -1,6 +1,8 @@
 //! The write primitives every aggregate module uses: the workspace
-//! partition, transaction items, insert-if-absent, replace-if-live and
-//! conditional puts.
+//! partition, transaction items, a change with its audit record,
+//! insert-if-absent, replace-if-live and conditional puts.
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
 
@@ -8,6 +10,25 @@ use super::items::Item;
 use super::keys::{self, PK, SK};
 use super::{Store, StoreError, s};
 use crate::domain::Tenant;
+use crate::domain::records::AuditRecord;
+
+/// An audit record on its way into a change's transaction; `committed` is
+/// set once that transaction is written (so the caller knows the call has
+/// its record).
+pub struct Audit<'a> {
+    pub record: AuditRecord,
+    committed: &'a AtomicBool,
+}
+
+impl<'a> Audit<'a> {
+    pub fn new(record: AuditRecord, committed: &'a AtomicBool) -> Audit<'a> {
+        Audit { record, committed }
+    }
+
+    pub(super) fn committed(&self) {
+        self.committed.store(true, Ordering::Relaxed);
+    }
+}
 
 pub(super) fn ws_pk(t: &Tenant) -> String {
     keys::ws(&t.org, &t.workspace)
@@ -34,9 +55,33 @@ impl Store {
         Ok(())
     }
 
+    /// Runs a change and its audit record (when it has one: demo data has
+    /// none) as one transaction: both are written or neither.
+    pub(super) async fn transact_audited(
+        &self,
+        t: &Tenant,
+        mut items: Vec<TransactWriteItem>,
+        audit: Option<&Audit<'_>>,
+    ) -> Result<(), StoreError> {
+        if let Some(audit) = audit {
+            items.push(self.audit_put(t, &audit.record)?);
+        }
+        self.transact(items).await?;
+        if let Some(audit) = audit {
+            audit.committed();
+        }
+        Ok(())
+    }
+
     /// Writes a new record unless one with its key exists; false when it does.
-    pub(super) async fn insert_new(&self, item: Item) -> Result<bool, StoreError> {
-        match self.put_conditional(item, "attribute_not_exists(pk)", &[]).await {
+    pub(super) async fn insert_new(
+        &self,
+        t: &Tenant,
+        item: Item,
+        audit: Option<&Audit<'_>>,
+    ) -> Result<bool, StoreError> {
+        let insert = put(self.table(), item, Some("attribute_not_exists(pk)"))?;
+        match self.transact_audited(t, vec![insert], audit).await {
             Ok(()) => Ok(true),
             Err(StoreError::Conflict) => Ok(false),
             Err(e) => Err(e),
@@ -44,15 +89,24 @@ impl Store {
     }
 
     /// Replaces a live record; with `previous_updated_at`, only if it is
-    /// unchanged since it was read (PATCH), otherwise last writer wins (upsert).
-    pub(super) async fn replace_live(&self, item: Item, previous_updated_at: Option<&str>) -> Result<(), StoreError> {
-        let condition = "attribute_exists(pk) AND attribute_not_exists(deleted_at)";
-        match previous_updated_at {
-            Some(prev) => {
-                self.put_conditional(item, &format!("{condition} AND updated_at = :prev"), &[(":prev", s(prev))]).await
-            }
-            None => self.put_conditional(item, condition, &[]).await,
-        }
+    /// unchanged since it was read (PATCH), otherwise last writer wins
+    /// (upsert). `Conflict` when the record is gone or changed.
+    pub(super) async fn replace_live(
+        &self,
+        t: &Tenant,
+        item: Item,
+        previous_updated_at: Option<&str>,
+        audit: &Audit<'_>,
+    ) -> Result<(), StoreError> {
+        let live = "attribute_exists(pk) AND attribute_not_exists(deleted_at)";
+        let replace = match previous_updated_at {
+            Some(prev) => Put::builder()
+                .condition_expression(format!("{live} AND updated_at = :prev"))
+                .expression_attribute_values(":prev", s(prev)),
+            None => Put::builder().condition_expression(live),
+        };
+        let replace = built(replace.table_name(self.table()).set_item(Some(item)).build())?;
+        self.transact_audited(t, vec![TransactWriteItem::builder().put(replace).build()], Some(audit)).await
     }
 
     pub(super) async fn put_conditional(

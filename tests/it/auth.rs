@@ -48,7 +48,9 @@ async fn request_without_token_gets_401_with_resource_metadata_and_scope() {
     assert!(c.starts_with("Bearer "), "{c}");
     assert!(c.contains(METADATA), "{c}");
     assert!(
-        c.contains("scope=\"inboxes:read inboxes:write emails:read emails:write webhooks:read webhooks:write\""),
+        c.contains(
+            "scope=\"inboxes:read inboxes:write emails:read emails:write webhooks:read webhooks:write audit:read\""
+        ),
         "{c}"
     );
     assert!(!c.contains("error="), "no error attribute without a token: {c}");

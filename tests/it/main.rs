@@ -7,6 +7,7 @@
 
 mod common;
 
+mod audit;
 mod auth;
 mod events_replay;
 mod faults;

@@ -125,7 +125,11 @@ async fn an_unknown_toolset_or_bad_value_is_a_clear_error_naming_the_valid_ones(
         let resp = send(req).await;
         let body = resp.json();
         assert_eq!((resp.status, body["error"]["code"].as_i64()), (400, Some(-32602)), "{label}: {body}");
-        assert_eq!(body["error"]["data"]["toolsets"], json!(["inboxes", "emails", "webhooks", "jobs"]), "{label}");
+        assert_eq!(
+            body["error"]["data"]["toolsets"],
+            json!(["inboxes", "emails", "webhooks", "jobs", "audit"]),
+            "{label}"
+        );
     }
 }
 

@@ -1,0 +1,246 @@
+//! The audit trail: who changed what in a workspace, through which surface
+//! and client, and how it ended; and its reading (`GET /audit`,
+//! `GET /audit/{id}`, workspace admins with `audit:read`).
+//!
+//! Every call of a changing operation leaves exactly one record, made here
+//! and written by the store:
+//! - a change writes its record in the change's own transaction
+//!   (`Ctx::audit` hands the handler the record for its store call), so a
+//!   change without its record, or a record without its change, cannot exist;
+//! - a call that changed nothing writes its record alone, after the fact
+//!   (`finish`): one the operation refused (404, 409, 422, with the error
+//!   code), or one with nothing to do (an allowed sender added again, a job
+//!   cancelled again);
+//! - refusals before the operation runs (authentication, scope, role, rate
+//!   limit, a malformed request: 400, or a tool's arguments that do not fit its
+//!   schema), storage failures (503) and replays of an `Idempotency-Key` leave
+//!   none; a declined MCP confirmation never reaches the operation.
+//!
+//! The record never holds the arguments (an e-mail's body, a secret): only
+//! `arguments_digest`, the SHA-256 of `[operation, id, sender, body]` as
+//! compact JSON with the body's object keys sorted (an absent body is `{}`),
+//! the same for a REST call and the tool call with the same arguments.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use aws_lc_rs::digest::{SHA256, digest};
+use serde_json::{Value, json};
+
+use super::error::ApiError;
+use super::input::{self, invalid_parameter};
+use super::page::page_request;
+use super::{ApiResponse, Ctx, Op, Route};
+use crate::domain::clock::{format, parse_instant};
+use crate::domain::ids::{Kind, is_id};
+use crate::domain::records::{AuditRecord, ClientInfo, Surface};
+use crate::store::{Audit, AuditFilter, StoreError};
+
+/// Where a call comes from, as the trail records it.
+#[derive(Debug, Clone, Copy)]
+pub struct Origin<'a> {
+    pub request_id: &'a str,
+    pub surface: Surface,
+    /// The MCP client, as it named itself on this request.
+    pub client: Option<&'a ClientInfo>,
+    /// MCP: the tool (or method) that made the call. REST: `None`, the
+    /// route says.
+    pub via: Option<&'a str>,
+}
+
+/// One call of a changing operation, while `dispatch` runs it.
+pub(crate) struct Change {
+    op: Op,
+    target: Option<String>,
+    digest: String,
+    /// Set by the store when a record of this call was written.
+    committed: AtomicBool,
+}
+
+impl Change {
+    pub(crate) fn new(route: &Route, body: &[u8]) -> Change {
+        let target = (!route.id.is_empty()).then(|| route.id.clone());
+        Change { op: route.op, target, digest: arguments_digest(route, body), committed: AtomicBool::new(false) }
+    }
+}
+
+/// `sha256:` and the hex SHA-256 of `[operation, id, sender, body]`.
+fn arguments_digest(route: &Route, body: &[u8]) -> String {
+    let body = if body.iter().all(u8::is_ascii_whitespace) {
+        json!({})
+    } else {
+        // A body that is not JSON is refused before anything is recorded;
+        // its bytes as a string keep the digest defined all the same.
+        std::str::from_utf8(body)
+            .ok()
+            .and_then(|text| serde_json::from_str::<Value>(text).ok())
+            .unwrap_or_else(|| Value::from(String::from_utf8_lossy(body)))
+    };
+    // `serde_json::Map` keeps keys sorted (no `preserve_order`): canonical.
+    let material = json!([route.op.name(), route.id, route.sender, body]).to_string();
+    let hex: String = digest(&SHA256, material.as_bytes()).as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+/// `aud_`, the time as 17 digits (`YYYYMMDDhhmmssmmm`), 16 random characters.
+fn new_audit_id(at: &str) -> String {
+    let random = crate::sys::new_id(Kind::Audit);
+    let tail = random.trim_start_matches("aud_").get(..16).unwrap_or_default().to_owned();
+    format!("aud_{}{tail}", time_digits(at))
+}
+
+fn time_digits(at: &str) -> String {
+    at.chars().filter(char::is_ascii_digit).collect()
+}
+
+/// A change asked for outside `dispatch`, which would go unrecorded: refused
+/// (a defect, never a client's doing).
+#[derive(Debug)]
+pub struct Unrecorded;
+
+impl From<Unrecorded> for ApiError {
+    fn from(_: Unrecorded) -> Self {
+        ApiError::Unavailable
+    }
+}
+
+impl From<Unrecorded> for StoreError {
+    fn from(_: Unrecorded) -> Self {
+        StoreError::Corrupt("a change without its audit record".into())
+    }
+}
+
+impl Ctx<'_> {
+    /// The record of this call's change, for the store call that makes it:
+    /// `target_id` is the record changed, `status` the answer about to be given.
+    pub fn audit(&self, target_id: &str, status: u16) -> Result<Audit<'_>, Unrecorded> {
+        let Some(change) = self.change else {
+            // Only `dispatch` runs changing operations, and it always says what runs.
+            tracing::error!("a change outside dispatch");
+            return Err(Unrecorded);
+        };
+        Ok(Audit::new(self.record(change, Some(target_id.to_owned()), status, None), &change.committed))
+    }
+
+    fn record(&self, change: &Change, target_id: Option<String>, status: u16, error: Option<&str>) -> AuditRecord {
+        let at = crate::sys::now_string();
+        let row = change.op.row();
+        let action = match (self.origin.surface, self.origin.via) {
+            (Surface::Mcp, Some(via)) => via.to_owned(),
+            _ => format!("{} {}", row.method, row.template),
+        };
+        AuditRecord {
+            id: new_audit_id(&at),
+            at,
+            request_id: self.origin.request_id.to_owned(),
+            organization: self.tenant.org.to_string(),
+            workspace: self.tenant.workspace.to_string(),
+            subject: self.principal.sub.clone(),
+            client: self.origin.client.cloned(),
+            surface: self.origin.surface,
+            action,
+            operation: change.op.name().to_owned(),
+            target_id,
+            arguments_digest: change.digest.clone(),
+            status,
+            error_code: error.map(str::to_owned),
+        }
+    }
+}
+
+/// After a changing operation ran: the record of a call that changed nothing
+/// (refused by the operation, or nothing to do), written alone. A record that
+/// cannot be written is logged; the caller's answer stands.
+pub(crate) async fn finish(ctx: &Ctx<'_>, change: &Change, outcome: &Result<ApiResponse, ApiError>) {
+    if change.committed.load(Ordering::Relaxed) {
+        return;
+    }
+    let (status, error) = match outcome {
+        Ok(response) => (response.status, None),
+        Err(error @ ApiError::NotFound { .. }) => (error.status(), Some("not_found")),
+        Err(error @ ApiError::Conflict { code, .. }) => (error.status(), Some(*code)),
+        Err(error @ ApiError::Unprocessable { .. }) => (error.status(), Some("validation_failed")),
+        Err(_) => return,
+    };
+    let record = ctx.record(change, change.target.clone(), status, error);
+    if let Err(failure) = ctx.store.put_audit(ctx.tenant, &record).await {
+        tracing::error!(error = %failure, operation = change.op.name(), "the audit record of an unchanged call was not written");
+    }
+}
+
+/// `GET /audit`: newest first; filters `subject`, `target_id`, `since`, `until`.
+pub async fn list(ctx: &Ctx<'_>, query: Option<&str>) -> Result<ApiResponse, ApiError> {
+    let params = input::query(query, &["limit", "cursor", "subject", "target_id", "since", "until"])?;
+    let mut filter = AuditFilter::default();
+    if let Some(subject) = params.get("subject") {
+        if subject.is_empty() || subject.len() > 255 {
+            return Err(invalid_parameter("subject", "must be a token subject (1 to 255 characters)"));
+        }
+        filter.subject = Some(subject.clone());
+    }
+    if let Some(target) = params.get("target_id") {
+        if !TARGETS.iter().any(|kind| is_id(*kind, target)) {
+            return Err(invalid_parameter("target_id", "must be a record id (inb_…, eml_…, whk_…, dlv_…, job_…)"));
+        }
+        filter.target_id = Some(target.clone());
+    }
+    let mut bounds = [None, None];
+    for (slot, name) in bounds.iter_mut().zip(["since", "until"]) {
+        if let Some(raw) = params.get(name) {
+            let instant = parse_instant(raw)
+                .ok_or_else(|| invalid_parameter(name, "must be a date (YYYY-MM-DD) or an RFC 3339 timestamp"))?;
+            *slot = Some(format(instant));
+        }
+    }
+    let [since, until] = bounds;
+    if let (Some(since), Some(until)) = (&since, &until)
+        && since > until
+    {
+        return Err(invalid_parameter("since", "must not be later than until"));
+    }
+    filter.since = since.map(|at| format!("aud_{}", time_digits(&at)));
+    filter.until = until.map(|at| format!("aud_{}", time_digits(&at)));
+    let page = page_request(ctx.secrets, ctx.tenant, "audit", &params)?;
+    let found = ctx.store.list_audit(ctx.tenant, &filter, page.limit, page.start.clone()).await?;
+    let next = page.next_cursor(ctx.secrets, ctx.tenant, found.next);
+    Ok(ApiResponse::ok(200, json!({"data": found.items, "meta": {"next_cursor": next}})))
+}
+
+/// The kinds of record a change can be about.
+const TARGETS: [Kind; 5] = [Kind::Inbox, Kind::Email, Kind::Webhook, Kind::Delivery, Kind::Job];
+
+/// `GET /audit/{id}`.
+pub async fn get(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
+    let what = "Audit record";
+    let record = super::fetch(Kind::Audit, what, id, async || ctx.store.get_audit(ctx.tenant, id).await).await?;
+    ApiResponse::data(200, &record)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_digest_ignores_key_order_and_an_absent_body() {
+        let route = Route::new(Op::InboxesUpsert, "", "");
+        let a = arguments_digest(&route, br#"{"slug":"bills","name":"Bills"}"#);
+        let b = arguments_digest(&route, br#"{ "name": "Bills", "slug": "bills" }"#);
+        assert_eq!(a, b);
+        assert!(a.starts_with("sha256:") && a.len() == 7 + 64, "{a}");
+        assert_ne!(a, arguments_digest(&route, br#"{"slug":"bills","name":"Bill"}"#));
+        let rotate = Route::new(Op::WebhookRotateSecret, "whk_1", "");
+        assert_eq!(arguments_digest(&rotate, b""), arguments_digest(&rotate, b"{}"));
+        assert_ne!(
+            arguments_digest(&rotate, b""),
+            arguments_digest(&Route::new(Op::WebhookRotateSecret, "whk_2", ""), b"")
+        );
+    }
+
+    #[test]
+    fn audit_ids_sort_by_time_and_are_ids() {
+        let early = new_audit_id("2026-12-04T05:56:09.123Z");
+        let late = new_audit_id("2026-12-04T05:56:09.124Z");
+        assert!(early < late);
+        assert!(is_id(Kind::Audit, &early), "{early}");
+        assert!(early.starts_with("aud_20261204055609123"));
+    }
+}
