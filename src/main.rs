@@ -102,9 +102,9 @@ async fn start_dev_issuer(config: &Config) -> Result<(), String> {
 
 /// Runs one recorded API Gateway event through the exact Lambda conversion
 /// (`lambda_http`'s adapter around `edge::handle`) and prints the response
-/// API Gateway would receive. `{{TOKEN}}` in the event becomes a development
-/// token of the demo admin for the host the event names, `{{PIPELINE_TOKEN}}`
-/// one of the demo mail pipeline.
+/// API Gateway would receive. `{{TOKEN}}` (and `{{AUDITOR_TOKEN}}`) in the
+/// event becomes a development token of the demo admin with every scope for
+/// the host the event names, `{{PIPELINE_TOKEN}}` one of the demo mail pipeline.
 async fn invoke(mut config: Config, path: &str) -> Result<(), String> {
     use lambda_http::{Adapter, Service};
     let dev = config.dev_issuer.clone().ok_or("invoke needs DEV_ISSUER_KEY (make invoke sets it)")?;
@@ -132,7 +132,8 @@ async fn invoke(mut config: Config, path: &str) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     start_dev_issuer(&config).await?;
     let app: &'static App = Box::leak(Box::new(build(config).await?));
-    let text = text.replace("{{PIPELINE_TOKEN}}", &pipeline).replace("{{TOKEN}}", &token);
+    let text =
+        text.replace("{{PIPELINE_TOKEN}}", &pipeline).replace("{{AUDITOR_TOKEN}}", &token).replace("{{TOKEN}}", &token);
     let payload: lambda_http::request::LambdaRequest =
         serde_json::from_str(&text).map_err(|e| format!("{path}: not an API Gateway event: {e}"))?;
     let service =

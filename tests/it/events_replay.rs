@@ -84,6 +84,7 @@ pub(crate) fn fill(event: &str, harness: &common::Harness) -> String {
         harness.sign(&claims)
     };
     let all = Some(common::ALL_SCOPES);
+    let auditor = format!("{} audit:read", common::ALL_SCOPES);
     let placeholders = [
         ("{{VIEWER_TOKEN}}", token("usr_viewer", "org_demo", &both, all, now, now + 600)),
         ("{{EXPIRED_TOKEN}}", token("usr_admin", "org_demo", &both, all, now - 7200, now - 3600)),
@@ -91,6 +92,8 @@ pub(crate) fn fill(event: &str, harness: &common::Harness) -> String {
         ("{{NO_SCOPE_TOKEN}}", token("usr_admin", "org_demo", &both, None, now, now + 600)),
         ("{{OTHER_ORG_TOKEN}}", token("usr_other", "org_other", &both, all, now, now + 600)),
         ("{{PIPELINE_TOKEN}}", token("svc_mailpipe", "org_demo", &both, Some("emails:ingest"), now, now + 600)),
+        ("{{AUDITOR_TOKEN}}", token("usr_admin", "org_demo", &both, Some(&auditor), now, now + 600)),
+        ("{{VIEWER_AUDITOR_TOKEN}}", token("usr_viewer", "org_demo", &both, Some(&auditor), now, now + 600)),
         ("{{TOKEN}}", token("usr_admin", "org_demo", &both, all, now, now + 600)),
     ];
     placeholders.iter().fold(event.to_owned(), |text, (name, value)| text.replace(name, value))
