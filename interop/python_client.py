@@ -164,9 +164,20 @@ async def main():
                 check(f"emails_delete {DELETE_ID} after confirmation",
                       not result.is_error and '"deleted":true' in text, f"isError={result.is_error} {text[:300]}")
 
+            async def audit_of_the_delete():
+                result = await client.call_tool("audit_list", {"target_id": DELETE_ID, "limit": 1})
+                records = (result.structured_content or {}).get("data") or [{}]
+                newest = records[0]
+                check("audit_list: the delete's record names the tool and this client",
+                      not result.is_error and newest.get("surface") == "mcp"
+                      and newest.get("action") == "emails_delete" and newest.get("status") == 200
+                      and (newest.get("client") or {}).get("name") == "kobana-interop-python",
+                      text_of(result)[:400])
+
             for name, fn in [("tools/list", list_tools), ("tools/call", call_read_tool),
                              ("resources/read", read_resource), ("prompts/get", get_prompt),
-                             ("completion/complete", complete), ("emails_delete", delete_confirmed)]:
+                             ("completion/complete", complete), ("emails_delete", delete_confirmed),
+                             ("audit_list", audit_of_the_delete)]:
                 await step(name, fn)
 
         tasks = TasksExtension()

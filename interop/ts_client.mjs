@@ -96,6 +96,20 @@ async function run() {
                 !result.isError && text.includes('"deleted":true'), `isError=${result.isError} ${text.slice(0, 300)}`);
         }
     });
+    await step('audit_list', async () => {
+        // The newest record about the e-mail: the confirmed delete (2026-07-28,
+        // with this client's clientInfo); in the 2025 era no delete at all (a
+        // refused confirmation never reaches the operation).
+        const result = await client.callTool({ name: 'audit_list', arguments: { target_id: deleteId, limit: 1 } });
+        const newest = (result.structuredContent?.data ?? [])[0] ?? {};
+        if (legacy) {
+            check('audit_list: no delete recorded', !result.isError && newest.action !== 'emails_delete' && newest.operation !== 'email_delete', textOf(result).slice(0, 300));
+        } else {
+            check('audit_list: the delete\'s record names the tool and this client',
+                !result.isError && newest.surface === 'mcp' && newest.action === 'emails_delete'
+                && newest.status === 200 && newest.client?.name === 'kobana-interop-ts', textOf(result).slice(0, 400));
+        }
+    });
 }
 
 console.log(`interop ts ${mode} (${url}):`);

@@ -41,7 +41,8 @@ pub fn build() -> Value {
             "description": "E-mails received for a workspace (mostly Brazilian boletos), the boleto data extracted from them, \
     and the signed webhooks that notify the customer's systems. The MCP tools of the same server call these operations. \
     Bearer tokens for this API's audience; `X-Workspace-Id` when the organization has more than one workspace; \
-    `Idempotency-Key` on any write. Every error is `{\"error\": {\"code\", \"message\", \"details\"}}`.",
+    `Idempotency-Key` on any write. Every error is `{\"error\": {\"code\", \"message\", \"details\"}}`. \
+    Every write leaves one record in the workspace's audit trail (`GET /audit`), in the same transaction as its change.",
         },
         "servers": [{"url": "/api/v1"}],
         "security": [{"bearer": []}],

@@ -260,6 +260,70 @@ async fn a_tool_call_names_the_tool_and_the_client_and_digests_like_rest() {
     assert_eq!((r["action"].as_str(), r["target_id"].as_str()), (Some("webhooks_rotate_secret"), Some("whk_demo")));
 }
 
+/// Calls a tool as the demo admin, confirming it when it asks.
+async fn call_confirmed(h: &Harness, id: i64, name: &str, args: &Value) -> Resp {
+    let admin = h.admin_token();
+    let first = send(mcp_call(h, id, name, json!({"arguments": args}), &admin)).await;
+    let result = first.json()["result"].clone();
+    if result["resultType"] != "input_required" {
+        return first;
+    }
+    let params = json!({"arguments": args, "requestState": result["requestState"],
+                        "inputResponses": {"confirm": {"action": "accept", "content": {"confirm": true}}}});
+    send(mcp_call(h, id + 1, name, params, &admin)).await
+}
+
+#[tokio::test]
+async fn every_changing_tool_leaves_exactly_one_record_naming_it() {
+    let h = Harness::new();
+    let created = call_confirmed(&h, 1, "inboxes_upsert", &json!({"slug": "by-tool", "name": "By tool"})).await;
+    let inbox = created.json()["result"]["structuredContent"]["data"]["id"].as_str().unwrap().to_owned();
+    let hook = call_confirmed(&h, 3, "webhooks_upsert", &json!({"url": "https://hooks.example.com/by-tool"})).await;
+    let webhook = hook.json()["result"]["structuredContent"]["data"]["id"].as_str().unwrap().to_owned();
+    let calls: Vec<(&str, Value, &str, &str)> = vec![
+        ("inboxes_upsert", json!({"slug": "by-tool", "name": "Again"}), "inboxes_upsert", &inbox),
+        ("inboxes_update", json!({"id": inbox, "name": "Updated"}), "inbox_update", &inbox),
+        ("inbox_senders_add", json!({"id": inbox, "sender": "x@y.example.com"}), "senders_add", &inbox),
+        ("inbox_senders_remove", json!({"id": inbox, "sender": "x@y.example.com"}), "sender_remove", &inbox),
+        ("inboxes_delete", json!({"id": inbox}), "inbox_delete", &inbox),
+        ("emails_reprocess", json!({"id": "eml_broken_line"}), "email_reprocess", "eml_broken_line"),
+        ("emails_delete", json!({"id": "eml_receipt_1"}), "email_delete", "eml_receipt_1"),
+        ("webhooks_upsert", json!({"url": "https://hooks.example.com/by-tool"}), "webhooks_upsert", &webhook),
+        ("webhooks_rotate_secret", json!({"id": webhook}), "webhook_rotate_secret", &webhook),
+        ("webhooks_test", json!({"id": "whk_demo"}), "webhook_test", "whk_demo"),
+        ("webhook_deliveries_resend", json!({"id": "dlv_demo_failed"}), "delivery_resend", "dlv_demo_failed"),
+        ("webhooks_delete", json!({"id": webhook}), "webhook_delete", &webhook),
+    ];
+    for (i, (tool, args, operation, target)) in calls.iter().enumerate() {
+        let before = trail(&h).await;
+        let resp = call_confirmed(&h, 10 + 2 * i64::try_from(i).unwrap(), tool, args).await;
+        assert_eq!(resp.json()["result"]["isError"], false, "{tool}: {}", resp.json());
+        let new = added(&before, &trail(&h).await);
+        assert_eq!(new.len(), 1, "{tool}: {new:?}");
+        let r = &new[0];
+        assert_eq!((r["action"].as_str(), r["operation"].as_str()), (Some(*tool), Some(*operation)), "{r}");
+        assert_eq!((r["surface"].as_str(), r["target_id"].as_str()), (Some("mcp"), Some(*target)), "{r}");
+        assert_eq!(r["client"], json!({"name": "test-client", "version": "1.0.0"}), "{r}");
+        assert_eq!((r["subject"].as_str(), r["workspace"].as_str()), (Some("usr_admin"), Some("ws_main")), "{r}");
+        assert_eq!(r["error_code"], Value::Null, "{r}");
+    }
+
+    // Every tool that is not read-only was exercised above.
+    let listed = send(h.stateless(json!(99), "tools/list", json!({}))).await;
+    let mut changing: Vec<String> = listed.json()["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["annotations"]["readOnlyHint"] == false)
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    changing.sort();
+    let mut exercised: Vec<String> = calls.iter().map(|c| c.0.to_owned()).collect();
+    exercised.sort();
+    exercised.dedup();
+    assert_eq!(changing, exercised);
+}
+
 #[tokio::test]
 async fn a_task_cancelled_through_mcp_is_recorded_as_tasks_cancel() {
     let h = Harness::new();
