@@ -74,6 +74,8 @@ pub async fn complete(
                 "kobana://inbox/emails/{id}" => Some("/emails"),
                 "kobana://inbox/inboxes/{id}" => Some("/inboxes"),
                 "kobana://inbox/webhooks/{id}" => Some("/webhooks"),
+                // Audit ids begin with their time: a prefix picks a moment.
+                "kobana://inbox/audit/{id}" => Some("/audit"),
                 // Jobs have no list route: nothing to suggest.
                 _ => None,
             }

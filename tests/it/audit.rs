@@ -500,7 +500,25 @@ async fn the_audit_list_tool_reads_the_same_trail() {
     let via_rest = trail_of(&h, "ws_main", "&target_id=whk_demo", 100).await;
     assert_eq!(result["structuredContent"]["data"], json!(via_rest));
     // Listing the trail is a read: it leaves no record.
-    assert_eq!(trail(&h).await.len(), 2);
+    let all = trail(&h).await;
+    assert_eq!(all.len(), 2);
+
+    // Completions of the resource template's id: the records, by id prefix.
+    let complete = |token: String, value: String| {
+        let h = &h;
+        async move {
+            let params = json!({"ref": {"type": "ref/resource", "uri": "kobana://inbox/audit/{id}"},
+                                "argument": {"name": "id", "value": value}});
+            let resp = send(h.stateless(json!(5), "completion/complete", params).token(&token)).await;
+            resp.json()["result"]["completion"]["values"].clone()
+        }
+    };
+    let mut ids: Vec<Value> = all.iter().map(|r| r["id"].clone()).collect();
+    ids.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+    assert_eq!(complete(token.clone(), "aud_".into()).await, json!(ids));
+    let newest = all[0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(complete(token, newest.clone()).await, json!([newest]));
+    assert_eq!(complete(h.admin_token(), "aud_".into()).await, json!([]), "without audit:read: nothing");
 }
 
 #[tokio::test]
