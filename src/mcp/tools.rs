@@ -267,7 +267,7 @@ mod tests {
     #[test]
     fn every_schema_is_in_the_checked_subset_and_names_its_operations_parameters() {
         let tools = Tools::new();
-        assert_eq!(tools.tools.len(), 21);
+        assert_eq!(tools.tools.len(), 22);
         for tool in &tools.tools {
             assert!(schema::is_supported(&tool.schema), "{}", tool.row.name);
             let template = tool.row.op.row().template;
