@@ -35,8 +35,8 @@ trap cleanup EXIT
 ensure_db
 cargo build --quiet --bin kobana-inbox-mcp
 start_server "$OUT/server.log"
-TOKEN=$(SCOPES="inboxes:read inboxes:write emails:read emails:write webhooks:read webhooks:write" \
-  ./target/debug/kobana-inbox-mcp dev-token)
+# The demo admin with every person scope (audit:read included).
+TOKEN=$(./target/debug/kobana-inbox-mcp dev-token)
 
 start=$SECONDS
 status=0

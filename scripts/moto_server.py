@@ -7,12 +7,24 @@ conditional write or a transaction is not atomic against a concurrent one
 guarantees that atomicity and this product relies on it, so actions are
 serialised here; network I/O stays concurrent.
 
+moto backs up a transaction by deep-copying every table it touches, once per
+item: a cost that grows with the table, seconds per write once a test run has
+written a few thousand items (every change here is a transaction, with its
+audit record). `_transact_write_items` backs up only the items the
+transaction touches and restores those when it is cancelled: the same
+outcome, at the cost of the transaction's own size.
+
 Usage: python scripts/moto_server.py HOST PORT
 """
+import copy
 import signal
 import sys
 import threading
 
+import moto.dynamodb.models as dynamodb_models
+from moto.dynamodb.models import DynamoDBBackend
+from moto.dynamodb.models.dynamo_type import DynamoType
+from moto.dynamodb.models.table import Table
 from moto.dynamodb.responses import DynamoHandler
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
 from werkzeug.serving import run_simple
@@ -27,6 +39,64 @@ def _serialised(self):
 
 
 DynamoHandler.call_action = _serialised
+
+
+class _TablesKeptInPlace:
+    """moto's `copy` inside its backend module: tables are not copied (the
+    wrapper below keeps what a cancelled transaction needs); anything else is."""
+
+    @staticmethod
+    def deepcopy(value, memo=None):
+        return value if isinstance(value, Table) else copy.deepcopy(value, memo)
+
+
+dynamodb_models.copy = _TablesKeptInPlace()
+_transact = DynamoDBBackend.transact_write_items
+
+
+def _touched(backend, transact_items):
+    """(table, hash key, range key, a copy of the item as it is now or None)
+    for each item of the transaction that names an existing table."""
+    touched = []
+    for entry in transact_items:
+        op_type, op = next(iter(entry.items()))
+        table = backend.tables.get(op.get("TableName"))
+        if table is None:
+            continue
+        attrs = op.get("Item") if op_type == "Put" else op.get("Key")
+        if not attrs or table.hash_key_attr not in attrs:
+            continue
+        hash_key = DynamoType(attrs[table.hash_key_attr])
+        range_key = None
+        if table.range_key_attr is not None:
+            if table.range_key_attr not in attrs:
+                continue
+            range_key = DynamoType(attrs[table.range_key_attr])
+        current = table.get_item(hash_key, range_key)
+        touched.append((table, hash_key, range_key, copy.deepcopy(current)))
+    return touched
+
+
+def _transact_write_items(self, transact_items):
+    touched = _touched(self, transact_items)
+    try:
+        return _transact(self, transact_items)
+    except Exception:
+        # Cancelled: every touched item as it was, last first.
+        for table, hash_key, range_key, previous in reversed(touched):
+            if range_key is None:
+                if previous is None:
+                    table.items.pop(hash_key, None)
+                else:
+                    table.items[hash_key] = previous
+            elif previous is None:
+                table.items[hash_key].pop(range_key, None)
+            else:
+                table.items[hash_key][range_key] = previous
+        raise
+
+
+DynamoDBBackend.transact_write_items = _transact_write_items
 
 
 def main():
