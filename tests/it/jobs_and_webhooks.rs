@@ -882,6 +882,9 @@ async fn ingestion_refuses_bad_bodies_and_stores_nothing() {
     bad_received_at["received_at"] = json!("yesterday");
     let mut date_only = mail("contas@energia.example.com");
     date_only["received_at"] = json!("2026-11-28");
+    // Valid RFC 3339 whose UTC time is in year 10000.
+    let mut past_9999 = mail("contas@energia.example.com");
+    past_9999["received_at"] = json!("9999-12-31T23:59:59-23:59");
     let mut missing_text = mail("contas@energia.example.com");
     if let Some(fields) = missing_text.as_object_mut() {
         fields.remove("text");
@@ -892,6 +895,7 @@ async fn ingestion_refuses_bad_bodies_and_stores_nothing() {
         ("bad from", bad_from, 422, "validation_failed"),
         ("bad received_at", bad_received_at, 422, "validation_failed"),
         ("date-only received_at", date_only, 422, "validation_failed"),
+        ("received_at past year 9999 in UTC", past_9999, 422, "validation_failed"),
     ];
     for (what, body, status, code) in cases {
         let resp = send(ingest(&h, "inb_bills", &body)).await;
