@@ -4,6 +4,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
 
 use super::items::Item;
@@ -30,6 +31,21 @@ impl<'a> Audit<'a> {
     }
 }
 
+/// What a cancelled transaction means, from its per-item reasons (`None` for
+/// an item that was fine). Without reasons, a failed condition (the old reading).
+fn cancelled(codes: &[String]) -> StoreError {
+    let any = |wanted: &[&str]| codes.iter().any(|c| wanted.contains(&c.as_str()));
+    if codes.iter().all(|c| c == "None") || any(&["ConditionalCheckFailed"]) {
+        StoreError::Conflict
+    } else if any(&["TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"])
+    {
+        StoreError::Throttled
+    } else {
+        // A validation error, a size limit: not the caller's doing, not worth retrying.
+        StoreError::Unavailable(format!("transaction cancelled: {codes:?}").into())
+    }
+}
+
 pub(super) fn ws_pk(t: &Tenant) -> String {
     keys::ws(&t.org, &t.workspace)
 }
@@ -50,9 +66,23 @@ pub(super) fn put(table: &str, item: Item, condition: Option<&str>) -> Result<Tr
 }
 
 impl Store {
+    /// One transaction. A cancelled one is `Conflict` only when a condition
+    /// failed (what callers read as "the record is not as expected"); one
+    /// cancelled by a concurrent transaction or by throttling is `Throttled`
+    /// (worth retrying), and any other reason is `Unavailable`.
     pub(super) async fn transact(&self, items: Vec<TransactWriteItem>) -> Result<(), StoreError> {
-        self.client().transact_write_items().set_transact_items(Some(items)).send().await?;
-        Ok(())
+        match self.client().transact_write_items().set_transact_items(Some(items)).send().await {
+            Ok(_) => Ok(()),
+            Err(error) => {
+                let reasons: Option<Vec<String>> = match error.as_service_error() {
+                    Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) => Some(
+                        cancelled.cancellation_reasons().iter().filter_map(|r| r.code().map(str::to_owned)).collect(),
+                    ),
+                    _ => None,
+                };
+                Err(reasons.map_or_else(|| error.into(), |codes| cancelled(&codes)))
+            }
+        }
     }
 
     /// Runs a change and its audit record (when it has one: demo data has
