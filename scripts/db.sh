@@ -19,7 +19,8 @@ install() {
   if [ ! -x "$VENV/bin/moto_server" ]; then
     echo "installing the local DynamoDB (moto) into $VENV ..." >&2
     python3 -m venv "$VENV"
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check 'moto[server]>=5,<6'
+    # Pinned: scripts/moto_server.py adjusts moto's transaction internals.
+    "$VENV/bin/pip" install --quiet --disable-pip-version-check 'moto[server]==5.2.1'
   fi
 }
 

@@ -11,8 +11,10 @@ moto backs up a transaction by deep-copying every table it touches, once per
 item: a cost that grows with the table, seconds per write once a test run has
 written a few thousand items (every change here is a transaction, with its
 audit record). `_transact_write_items` backs up only the items the
-transaction touches and restores those when it is cancelled: the same
-outcome, at the cost of the transaction's own size.
+transaction touches and restores those when it is cancelled: the same table
+afterwards, at the cost of the transaction's own size (moto's local stream
+keeps the records of a cancelled transaction's writes either way; nothing here
+reads it). moto is pinned in scripts/db.sh for these internals.
 
 Usage: python scripts/moto_server.py HOST PORT
 """

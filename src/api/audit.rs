@@ -8,9 +8,11 @@
 //!   (`Ctx::audit` hands the handler the record for its store call), so a
 //!   change without its record, or a record without its change, cannot exist;
 //! - a call that changed nothing writes its record alone, after the fact
-//!   (`finish`): one the operation refused (404, 409, 422, with the error
-//!   code), or one with nothing to do (an allowed sender added again, a job
-//!   cancelled again);
+//!   (`finish`), with `changed: false`: one the operation refused (404, 409,
+//!   422, with the error code), or one with nothing to do (an allowed sender
+//!   added again, a job cancelled again). Best effort: if that write fails it
+//!   is logged, and the answer stands. A refusal is recorded only for a
+//!   caller who could have made the change (`Ctx::may_attempt`);
 //! - refusals before the operation runs (authentication, scope, role, rate
 //!   limit, a malformed request: 400, or a tool's arguments that do not fit its
 //!   schema), storage failures (503) and replays of an `Idempotency-Key` leave
@@ -29,7 +31,8 @@ use serde_json::{Value, json};
 use super::error::ApiError;
 use super::input::{self, invalid_parameter};
 use super::page::page_request;
-use super::{ApiResponse, Ctx, Op, Route};
+use super::{ApiResponse, Ctx, Needs, Op, Route};
+use crate::domain::Permission;
 use crate::domain::clock::{format, parse_instant};
 use crate::domain::ids::{Kind, is_id};
 use crate::domain::records::{AuditRecord, ClientInfo, Surface};
@@ -58,7 +61,8 @@ pub(crate) struct Change {
 
 impl Change {
     pub(crate) fn new(route: &Route, body: &[u8]) -> Change {
-        let target = (!route.id.is_empty()).then(|| route.id.clone());
+        // Only a well-formed record id: the path's text is the caller's.
+        let target = TARGETS.iter().any(|kind| is_id(*kind, &route.id)).then(|| route.id.clone());
         Change { op: route.op, target, digest: arguments_digest(route, body), committed: AtomicBool::new(false) }
     }
 }
@@ -118,10 +122,18 @@ impl Ctx<'_> {
             tracing::error!("a change outside dispatch");
             return Err(Unrecorded);
         };
-        Ok(Audit::new(self.record(change, Some(target_id.to_owned()), status, None), &change.committed))
+        let record = self.record(change, Some(target_id.to_owned()), status, None, true);
+        Ok(Audit::new(record, &change.committed))
     }
 
-    fn record(&self, change: &Change, target_id: Option<String>, status: u16, error: Option<&str>) -> AuditRecord {
+    fn record(
+        &self,
+        change: &Change,
+        target_id: Option<String>,
+        status: u16,
+        error: Option<&str>,
+        changed: bool,
+    ) -> AuditRecord {
         let at = crate::sys::now_string();
         let row = change.op.row();
         let action = match (self.origin.surface, self.origin.via) {
@@ -143,6 +155,23 @@ impl Ctx<'_> {
             arguments_digest: change.digest.clone(),
             status,
             error_code: error.map(str::to_owned),
+            changed,
+        }
+    }
+
+    /// Whether this caller could have made the change: the route table's
+    /// requirement, or, for an operation the handler authorizes from the
+    /// data (cancelling a job), one of its write scopes and the operator
+    /// role. A refusal is recorded only for such a caller, so one who may
+    /// change nothing cannot write into the trail (a viewer cancelling
+    /// made-up job ids gets 404s, and no records).
+    fn may_attempt(&self, op: Op) -> bool {
+        match op.row().needs {
+            Needs::Handler { any } => {
+                any.iter().any(|s| self.principal.has(*s)) && self.tenant.role.allows(Permission::Operate)
+            }
+            // `dispatch` runs only what `authorize` let through.
+            Needs::Role(..) | Needs::Scope(_) => true,
         }
     }
 }
@@ -151,17 +180,24 @@ impl Ctx<'_> {
 /// (refused by the operation, or nothing to do), written alone. A record that
 /// cannot be written is logged; the caller's answer stands.
 pub(crate) async fn finish(ctx: &Ctx<'_>, change: &Change, outcome: &Result<ApiResponse, ApiError>) {
-    if change.committed.load(Ordering::Relaxed) {
+    if change.committed.load(Ordering::Relaxed) || !ctx.may_attempt(change.op) {
         return;
     }
     let (status, error) = match outcome {
-        Ok(response) => (response.status, None),
+        Ok(response) => {
+            if !matches!(change.op, Op::SendersAdd | Op::JobCancel) {
+                // Only these can succeed with nothing to do; any other success
+                // without its record is a change written without one (a defect).
+                tracing::error!(operation = change.op.name(), "a change answered without its audit record");
+            }
+            (response.status, None)
+        }
         Err(error @ ApiError::NotFound { .. }) => (error.status(), Some("not_found")),
         Err(error @ ApiError::Conflict { code, .. }) => (error.status(), Some(*code)),
         Err(error @ ApiError::Unprocessable { .. }) => (error.status(), Some("validation_failed")),
         Err(_) => return,
     };
-    let record = ctx.record(change, change.target.clone(), status, error);
+    let record = ctx.record(change, change.target.clone(), status, error, false);
     if let Err(failure) = ctx.store.put_audit(ctx.tenant, &record).await {
         tracing::error!(error = %failure, operation = change.op.name(), "the audit record of an unchanged call was not written");
     }

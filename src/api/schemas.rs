@@ -157,8 +157,8 @@ pub fn query_params(op: Op) -> Vec<(&'static str, Value)> {
             vec![
                 ("subject", described(string(1, 255), "Only changes by this token subject")),
                 ("target_id", id("record changed")),
-                ("since", when("Date (YYYY-MM-DD) or RFC 3339 time, inclusive")),
-                ("until", when("Date (YYYY-MM-DD) or RFC 3339 time, inclusive")),
+                ("since", when("RFC 3339 time, inclusive, or a date (its midnight UTC)")),
+                ("until", when("RFC 3339 time, inclusive, or a date (its midnight UTC)")),
             ]
         }
         Op::SendersList | Op::WebhooksList | Op::DeliveriesList => Vec::new(),
@@ -330,7 +330,8 @@ impl Record {
                        "target_id": nullable(text()),
                        "arguments_digest": described(json!({"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"}), "SHA-256 of the operation's arguments, never the arguments"),
                        "status": described(json!({"type": "integer", "minimum": 100, "maximum": 599}), "HTTP status of the outcome"),
-                       "error_code": nullable(text())}),
+                       "error_code": nullable(text()),
+                       "changed": described(json!({"type": "boolean"}), "Whether the call changed anything (the record was written with the change)")}),
                 &[],
             ),
             Record::Error => strict(

@@ -309,6 +309,9 @@ pub struct AuditRecord {
     pub status: u16,
     /// The error code of a refused change.
     pub error_code: Option<String>,
+    /// Whether the call changed anything: the record was written with the
+    /// change. False for a refusal and for a call with nothing to do.
+    pub changed: bool,
 }
 
 #[cfg(test)]

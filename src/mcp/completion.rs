@@ -74,7 +74,7 @@ pub async fn complete(
                 "kobana://inbox/emails/{id}" => Some("/emails"),
                 "kobana://inbox/inboxes/{id}" => Some("/inboxes"),
                 "kobana://inbox/webhooks/{id}" => Some("/webhooks"),
-                // Audit ids begin with their time: a prefix picks a moment.
+                // The newest records (ids begin with their time, so a prefix narrows them).
                 "kobana://inbox/audit/{id}" => Some("/audit"),
                 // Jobs have no list route: nothing to suggest.
                 _ => None,

@@ -69,7 +69,8 @@ async fn no_record(h: &Harness, req: Req<'_>) -> Resp {
 
 /// The fields every record of the demo admin's REST call on `ws_main` has.
 #[track_caller]
-fn assert_rest_record(record: &Value, operation: &str, action: &str, target: &str, status: u16) {
+fn assert_rest_record(record: &Value, operation: &str, action: &str, target: &str, status: u16, changed: bool) {
+    assert_eq!(record["changed"], changed, "{record}");
     assert_eq!(record["operation"], operation, "{record}");
     assert_eq!(record["action"], action, "{record}");
     assert_eq!(record["target_id"], target, "{record}");
@@ -102,52 +103,56 @@ async fn every_rest_change_leaves_exactly_one_record_with_who_what_and_how() {
     let (resp, r) = one_record(&h, h.api("PUT", "/inboxes").json(&body)).await;
     assert_eq!(resp.status, 201);
     let inbox = id_of(&resp);
-    assert_rest_record(&r, "inboxes_upsert", "PUT /inboxes", &inbox, 201);
+    assert_rest_record(&r, "inboxes_upsert", "PUT /inboxes", &inbox, 201, true);
     assert_eq!(r["subject"], "usr_admin");
     let (_, r) = one_record(&h, h.api("PUT", "/inboxes").json(&json!({"slug": "audited", "name": "Renamed"}))).await;
-    assert_rest_record(&r, "inboxes_upsert", "PUT /inboxes", &inbox, 200);
+    assert_rest_record(&r, "inboxes_upsert", "PUT /inboxes", &inbox, 200, true);
     let (_, r) = one_record(&h, h.api("PATCH", &format!("/inboxes/{inbox}")).json(&json!({"name": "Again"}))).await;
-    assert_rest_record(&r, "inbox_update", "PATCH /inboxes/{id}", &inbox, 200);
+    assert_rest_record(&r, "inbox_update", "PATCH /inboxes/{id}", &inbox, 200, true);
     let senders = format!("/inboxes/{inbox}/senders");
     let (_, r) = one_record(&h, h.api("POST", &senders).json(&json!({"sender": "billing@acme.com"}))).await;
-    assert_rest_record(&r, "senders_add", "POST /inboxes/{id}/senders", &inbox, 201);
+    assert_rest_record(&r, "senders_add", "POST /inboxes/{id}/senders", &inbox, 201, true);
     // Allowed already: nothing changes, the call is still recorded (alone).
     let (resp, r) = one_record(&h, h.api("POST", &senders).json(&json!({"sender": "billing@acme.com"}))).await;
     assert_eq!(resp.status, 200);
-    assert_rest_record(&r, "senders_add", "POST /inboxes/{id}/senders", &inbox, 200);
+    assert_rest_record(&r, "senders_add", "POST /inboxes/{id}/senders", &inbox, 200, false);
     let (_, r) = one_record(&h, h.api("DELETE", &format!("{senders}/billing@acme.com"))).await;
-    assert_rest_record(&r, "sender_remove", "DELETE /inboxes/{id}/senders/{sender}", &inbox, 200);
+    assert_rest_record(&r, "sender_remove", "DELETE /inboxes/{id}/senders/{sender}", &inbox, 200, true);
     let (_, r) = one_record(&h, h.api("DELETE", &format!("/inboxes/{inbox}"))).await;
-    assert_rest_record(&r, "inbox_delete", "DELETE /inboxes/{id}", &inbox, 200);
+    assert_rest_record(&r, "inbox_delete", "DELETE /inboxes/{id}", &inbox, 200, true);
 
     // E-mails: reprocess, delete.
     let (resp, r) = one_record(&h, h.api("POST", "/emails/eml_broken_line/reprocess")).await;
     assert_eq!(resp.status, 202, "{}", resp.json());
-    assert_rest_record(&r, "email_reprocess", "POST /emails/{id}/reprocess", "eml_broken_line", 202);
+    assert_rest_record(&r, "email_reprocess", "POST /emails/{id}/reprocess", "eml_broken_line", 202, true);
     let (_, r) = one_record(&h, h.api("DELETE", "/emails/eml_receipt_1")).await;
-    assert_rest_record(&r, "email_delete", "DELETE /emails/{id}", "eml_receipt_1", 200);
+    assert_rest_record(&r, "email_delete", "DELETE /emails/{id}", "eml_receipt_1", 200, true);
 
     // Webhooks: create, rotate, test, resend, delete.
     let (resp, r) =
         one_record(&h, h.api("PUT", "/webhooks").json(&json!({"url": "https://hooks.example.com/audit"}))).await;
     assert_eq!(resp.status, 201);
     let webhook = id_of(&resp);
-    assert_rest_record(&r, "webhooks_upsert", "PUT /webhooks", &webhook, 201);
+    assert_rest_record(&r, "webhooks_upsert", "PUT /webhooks", &webhook, 201, true);
     let (_, r) = one_record(&h, h.api("POST", &format!("/webhooks/{webhook}/rotate_secret"))).await;
-    assert_rest_record(&r, "webhook_rotate_secret", "POST /webhooks/{id}/rotate_secret", &webhook, 200);
+    assert_rest_record(&r, "webhook_rotate_secret", "POST /webhooks/{id}/rotate_secret", &webhook, 200, true);
     let (_, r) = one_record(&h, h.api("POST", "/webhooks/whk_demo/test")).await;
-    assert_rest_record(&r, "webhook_test", "POST /webhooks/{id}/test", "whk_demo", 202);
+    assert_rest_record(&r, "webhook_test", "POST /webhooks/{id}/test", "whk_demo", 202, true);
     let (_, r) = one_record(&h, h.api("POST", "/webhook_deliveries/dlv_demo_failed/resend")).await;
-    assert_rest_record(&r, "delivery_resend", "POST /webhook_deliveries/{id}/resend", "dlv_demo_failed", 202);
+    assert_rest_record(&r, "delivery_resend", "POST /webhook_deliveries/{id}/resend", "dlv_demo_failed", 202, true);
     let (_, r) = one_record(&h, h.api("DELETE", &format!("/webhooks/{webhook}"))).await;
-    assert_rest_record(&r, "webhook_delete", "DELETE /webhooks/{id}", &webhook, 200);
+    assert_rest_record(&r, "webhook_delete", "DELETE /webhooks/{id}", &webhook, 200, true);
 
     // Jobs: cancel a queued one.
     let job = inbox::api::jobs::new_job(inbox::domain::records::JobKind::WebhookTest, "whk_demo");
     app.store.put_job(&crate::jobs_and_webhooks::ws_main(), &job).await.unwrap();
     let (resp, r) = one_record(&h, h.api("POST", &format!("/jobs/{}/cancel", job.id))).await;
     assert_eq!(resp.status, 200, "{}", resp.json());
-    assert_rest_record(&r, "job_cancel", "POST /jobs/{id}/cancel", &job.id, 200);
+    assert_rest_record(&r, "job_cancel", "POST /jobs/{id}/cancel", &job.id, 200, true);
+    // Cancelled again: nothing to do, one record that says so.
+    let (resp, r) = one_record(&h, h.api("POST", &format!("/jobs/{}/cancel", job.id))).await;
+    assert_eq!(resp.status, 200, "{}", resp.json());
+    assert_rest_record(&r, "job_cancel", "POST /jobs/{id}/cancel", &job.id, 200, false);
 
     // Ingestion, by the mail pipeline (a machine client).
     let pipeline = h.token_for("svc_mailpipe", "org_demo", "emails:ingest");
@@ -157,7 +162,7 @@ async fn every_rest_change_leaves_exactly_one_record_with_who_what_and_how() {
     let (resp, r) = one_record(&h, ingest.json(&mail)).await;
     assert_eq!(resp.status, 202, "{}", resp.json());
     let email = resp.json()["data"]["email"]["id"].as_str().unwrap().to_owned();
-    assert_rest_record(&r, "email_ingest", "POST /inboxes/{id}/emails", &email, 202);
+    assert_rest_record(&r, "email_ingest", "POST /inboxes/{id}/emails", &email, 202, true);
     assert_eq!(r["subject"], "svc_mailpipe");
 
     // Reads leave nothing.
@@ -172,7 +177,7 @@ async fn a_refused_change_is_recorded_only_when_the_operation_refused_it() {
     let (resp, r) = one_record(&h, h.api("DELETE", "/inboxes/inb_nope")).await;
     assert_eq!(resp.status, 404);
     assert_eq!((r["status"].as_u64(), r["error_code"].as_str()), (Some(404), Some("not_found")), "{r}");
-    assert_eq!(r["target_id"], "inb_nope");
+    assert_eq!((r["target_id"].as_str(), r["changed"].as_bool()), (Some("inb_nope"), Some(false)));
     let (resp, r) = one_record(&h, h.api("POST", "/emails/eml_rent_dec/reprocess")).await;
     assert_eq!(resp.status, 409);
     assert_eq!((r["status"].as_u64(), r["error_code"].as_str()), (Some(409), Some("already_processing")), "{r}");
@@ -544,4 +549,152 @@ async fn racing_upserts_leave_one_record_each() {
     assert_eq!(recorded, [200, 200, 200, 200, 201], "{records:?}");
     let id = answers[0].json()["data"]["id"].clone();
     assert!(records.iter().all(|r| r["target_id"] == id));
+}
+
+#[tokio::test]
+async fn only_a_caller_who_could_make_the_change_has_a_refusal_recorded() {
+    let h = Harness::new();
+    let tasks = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    // A viewer (every scope) cancelling made-up jobs: 404s, nothing recorded.
+    let viewer = h.token_for("usr_viewer", "org_demo", ALL_SCOPES);
+    let resp = no_record(&h, h.api("POST", "/jobs/job_madeup/cancel").token(&viewer)).await;
+    assert_eq!(resp.status, 404);
+    let long = "x".repeat(5000);
+    let cancel = h.stateless_with(json!(1), "tasks/cancel", json!({"taskId": long}), envelope_with(tasks.clone()));
+    no_record(&h, cancel.token(&viewer)).await;
+    // An operator's refused cancel is recorded; a target that is not a record id is not kept.
+    let operator = h.token_for("usr_operator", "org_demo", ALL_SCOPES);
+    let (resp, r) = one_record(&h, h.api("POST", "/jobs/job_madeup/cancel").token(&operator)).await;
+    assert_eq!(resp.status, 404);
+    assert_eq!((r["target_id"].as_str(), r["error_code"].as_str()), (Some("job_madeup"), Some("not_found")), "{r}");
+    let cancel = h.stateless_with(json!(2), "tasks/cancel", json!({"taskId": long}), envelope_with(tasks));
+    let (_, r) = one_record(&h, cancel.token(&operator)).await;
+    assert_eq!((r["target_id"].clone(), r["action"].as_str()), (Value::Null, Some("tasks/cancel")), "{r}");
+    assert_eq!(r["changed"], false);
+
+    // Refused before the operation on MCP: arguments outside the schema, a
+    // read-only connection's cancel, a role that may not.
+    let admin = h.admin_token();
+    let bad_args = json!({"arguments": {"id": "inb_bills", "name": 42}});
+    let resp = no_record(&h, mcp_call(&h, 3, "inboxes_update", bad_args, &admin)).await;
+    assert_eq!(resp.json()["result"]["isError"], true);
+    let app = h.app().await;
+    let job = inbox::api::jobs::new_job(inbox::domain::records::JobKind::WebhookTest, "whk_demo");
+    app.store.put_job(&crate::jobs_and_webhooks::ws_main(), &job).await.unwrap();
+    let tasks = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let cancel = h.stateless_with(json!(4), "tasks/cancel", json!({"taskId": job.id}), envelope_with(tasks));
+    no_record(&h, cancel.path("/mcp/readonly")).await;
+    let args = json!({"arguments": {"slug": "nope", "name": "Nope"}});
+    let resp = no_record(&h, mcp_call(&h, 5, "inboxes_upsert", args, &operator)).await;
+    assert_eq!(resp.json()["result"]["structuredContent"]["error"]["code"], "forbidden");
+}
+
+#[tokio::test]
+async fn the_audit_toolset_and_scope_follow_the_narrowing() {
+    let h = Harness::new();
+    let token = auditor(&h, "usr_admin");
+    let names = |resp: Resp| -> Vec<String> {
+        resp.json()["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let list = |toolsets: &str| {
+        h.stateless(json!(1), "tools/list", json!({})).token(&token).header("x-mcp-toolsets", toolsets)
+    };
+    assert_eq!(names(send(list("audit")).await), ["audit_list"]);
+    assert!(!names(send(list("jobs")).await).contains(&"audit_list".to_owned()));
+    // `jobs` keeps the e-mail and webhook read scopes, not audit:read: the
+    // audit resource is not found through it.
+    let (_, r) = one_record(&h, h.api("DELETE", "/emails/eml_receipt_1")).await;
+    let uri = format!("kobana://inbox/audit/{}", r["id"].as_str().unwrap());
+    let read =
+        |path: &'static str| h.stateless(json!(2), "resources/read", json!({"uri": uri})).token(&token).path(path);
+    assert_eq!(send(read("/mcp/x/jobs")).await.json()["error"]["code"], -32602);
+    let found = send(read("/mcp/x/audit")).await.json();
+    assert!(found["result"]["contents"][0]["text"].as_str().is_some(), "{found}");
+    let found = send(read("/mcp/readonly")).await.json();
+    assert!(found["result"]["contents"][0]["text"].as_str().is_some(), "read-only keeps a read scope: {found}");
+}
+
+#[tokio::test]
+async fn the_digest_is_the_same_from_both_surfaces_for_path_arguments_too() {
+    let h = Harness::new();
+    let admin = h.admin_token();
+    let args = json!({"id": "inb_receipts", "name": "Recibos 2"});
+    let (_, by_tool) = one_record(&h, mcp_call(&h, 1, "inboxes_update", json!({"arguments": args}), &admin)).await;
+    let body = json!({"name": "Recibos 2"});
+    let (_, by_rest) = one_record(&h, h.api("PATCH", "/inboxes/inb_receipts").json(&body)).await;
+    assert_eq!(by_tool["arguments_digest"], by_rest["arguments_digest"]);
+    let (_, other) = one_record(&h, h.api("PATCH", "/inboxes/inb_bills").json(&body)).await;
+    assert_ne!(other["arguments_digest"], by_rest["arguments_digest"], "the id is an argument");
+    // A sender in the path (its @ percent-encoded on REST) and the tool's argument.
+    let sender = json!({"arguments": {"id": "inb_bills", "sender": "@energia.example.com"}});
+    let ask = send(mcp_call(&h, 2, "inbox_senders_remove", sender.clone(), &admin)).await;
+    let mut confirmed = sender;
+    confirmed["requestState"] = ask.json()["result"]["requestState"].clone();
+    confirmed["inputResponses"] = json!({"confirm": {"action": "accept", "content": {"confirm": true}}});
+    let (_, by_tool) = one_record(&h, mcp_call(&h, 3, "inbox_senders_remove", confirmed, &admin)).await;
+    send(h.api("POST", "/inboxes/inb_bills/senders").json(&json!({"sender": "@energia.example.com"}))).await;
+    let (_, by_rest) = one_record(&h, h.api("DELETE", "/inboxes/inb_bills/senders/%40energia.example.com")).await;
+    assert_eq!(by_tool["arguments_digest"], by_rest["arguments_digest"]);
+}
+
+#[tokio::test]
+async fn a_long_client_name_is_cut_and_a_cursor_is_bound_to_its_filters() {
+    let h = Harness::new();
+    let mut env = envelope_with(json!({}));
+    env["io.modelcontextprotocol/clientInfo"] = json!({"name": "n".repeat(1000), "version": "v".repeat(300)});
+    let args = json!({"name": "inboxes_upsert", "arguments": {"slug": "long-client", "name": "L"}});
+    let (_, r) = one_record(&h, h.stateless_with(json!(1), "tools/call", args, env)).await;
+    assert_eq!(r["client"]["name"], "n".repeat(128));
+    assert_eq!(r["client"]["version"], "v".repeat(128));
+
+    one_record(&h, h.api("DELETE", "/emails/eml_receipt_1")).await;
+    let token = auditor(&h, "usr_admin");
+    let page = send(h.api("GET", "/audit?limit=1").token(&token)).await.json();
+    let cursor = page["meta"]["next_cursor"].as_str().unwrap().to_owned();
+    let next = send(h.api("GET", &format!("/audit?limit=1&cursor={cursor}")).token(&token)).await;
+    assert_eq!(next.status, 200);
+    for other in [format!("/audit?limit=1&subject=usr_admin&cursor={cursor}"), format!("/inboxes?cursor={cursor}")] {
+        let resp = send(h.api("GET", &other).token(&token)).await;
+        assert_eq!((resp.status, resp.json()["error"]["code"].as_str()), (400, Some("invalid_cursor")), "{other}");
+    }
+    let resp =
+        send(h.api("GET", &format!("/audit?limit=1&cursor={cursor}")).token(&token).header("x-workspace-id", "ws_ops"))
+            .await;
+    assert_eq!(resp.status, 400, "another workspace");
+}
+
+#[tokio::test]
+async fn an_expired_record_is_left_out_before_the_sweeper_removes_it() {
+    use aws_sdk_dynamodb::types::AttributeValue;
+    let h = Harness::new();
+    let (_, r) = one_record(&h, h.api("DELETE", "/emails/eml_receipt_1")).await;
+    let id = r["id"].as_str().unwrap().to_owned();
+    // The same item, its TTL one second past.
+    let config = aws_sdk_dynamodb::Config::builder()
+        .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
+        .region(aws_sdk_dynamodb::config::Region::new("us-east-1"))
+        .endpoint_url(common::dynamodb_endpoint())
+        .credentials_provider(aws_sdk_dynamodb::config::Credentials::new("local", "local", None, None, "test"))
+        .build();
+    let client = aws_sdk_dynamodb::Client::from_conf(config);
+    let past = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() - 1;
+    client
+        .update_item()
+        .table_name(&h.table)
+        .key("pk", AttributeValue::S("T#org_demo#W#ws_main".into()))
+        .key("sk", AttributeValue::S(format!("AUD#{id}")))
+        .update_expression("SET expires_at = :past")
+        .condition_expression("attribute_exists(pk)")
+        .expression_attribute_values(":past", AttributeValue::N(past.to_string()))
+        .send()
+        .await
+        .expect("the record's item");
+    assert!(trail(&h).await.is_empty());
+    let resp = send(h.api("GET", &format!("/audit/{id}")).token(&auditor(&h, "usr_admin"))).await;
+    assert_eq!(resp.status, 404);
 }
