@@ -15,12 +15,14 @@ LOG=".local/moto-$PORT.log"
 
 answering() { (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; }
 
+# Pinned: scripts/moto_server.py adjusts moto's transaction internals.
+MOTO_VERSION=5.2.5
+
 install() {
-  if [ ! -x "$VENV/bin/moto_server" ]; then
-    echo "installing the local DynamoDB (moto) into $VENV ..." >&2
+  if ! "$VENV/bin/python" -c "import moto, sys; sys.exit(moto.__version__ != '$MOTO_VERSION')" 2>/dev/null; then
+    echo "installing the local DynamoDB (moto $MOTO_VERSION) into $VENV ..." >&2
     python3 -m venv "$VENV"
-    # Pinned: scripts/moto_server.py adjusts moto's transaction internals.
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check 'moto[server]==5.2.1'
+    "$VENV/bin/pip" install --quiet --disable-pip-version-check "moto[server]==$MOTO_VERSION"
   fi
 }
 
