@@ -4,7 +4,7 @@
 //! only for the route, filters and workspace they were made for; a path
 //! argument, percent-encoded, never reaches another route; a confirmation is
 //! bound to its tool, arguments, person and workspace; concurrent upserts of
-//! one slug make one record.
+//! one slug make one record; a client's time is refused or written as itself.
 
 use crate::common;
 
@@ -15,6 +15,7 @@ use common::{Harness, Resp};
 use inbox::api::page::page_request;
 use inbox::api::{Op, Route};
 use inbox::domain::boleto::{mod11_bank, parse};
+use inbox::domain::clock::{format, parse_instant};
 use inbox::domain::{OrgId, Role, Tenant, WorkspaceId};
 use inbox::secrets::Secrets;
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
@@ -118,6 +119,43 @@ proptest! {
         prop_assert_eq!(route, Route::new(Op::SenderRemove, id.clone(), sender));
         let route = Route::parse("POST", &format!("/emails/{}/reprocess", enc(&id))).unwrap();
         prop_assert_eq!(route, Route::new(Op::EmailReprocess, id, ""));
+    }
+
+    /// Any RFC 3339 time or date a client sends as a filter bound or a
+    /// `received_at` is either refused or written in the fixed sortable form,
+    /// which reads back as the same instant; never a panic (one once was, for
+    /// a time whose UTC year is 10000).
+    #[test]
+    fn a_time_from_a_client_is_refused_or_written_fixed_width_as_the_same_instant(
+        // The edges of the four-digit years most of all, where an offset
+        // moves the UTC time out of them.
+        year in prop_oneof![Just(0u32), Just(9999u32), 0u32..=9999],
+        month in prop_oneof![Just(1u32), Just(12u32), 0u32..=13],
+        day in prop_oneof![Just(1u32), Just(31u32), 0u32..=32],
+        (hour, minute, second) in (0u32..=24, 0u32..=60, 0u32..=60),
+        fraction in proptest::option::of("[0-9]{1,9}"),
+        offset in proptest::option::of((prop_oneof![Just('+'), Just('-')], 0u32..=23, 0u32..=59)),
+        date_only in proptest::bool::weighted(0.1),
+    ) {
+        let mut text = format!("{year:04}-{month:02}-{day:02}");
+        if !date_only {
+            text.push_str(&format!("T{hour:02}:{minute:02}:{second:02}"));
+            if let Some(fraction) = &fraction {
+                text.push_str(&format!(".{fraction}"));
+            }
+            match offset {
+                Some((sign, h, m)) => text.push_str(&format!("{sign}{h:02}:{m:02}")),
+                None => text.push('Z'),
+            }
+        }
+        if let Some(instant) = parse_instant(&text) {
+            let written = format(instant);
+            prop_assert_eq!(written.len(), 24, "{} -> {}", text, written);
+            let back = parse_instant(&written).unwrap();
+            // The fixed form keeps milliseconds.
+            let millis = instant.replace_nanosecond(instant.nanosecond() / 1_000_000 * 1_000_000).unwrap();
+            prop_assert_eq!(back, millis);
+        }
     }
 }
 
