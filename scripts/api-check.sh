@@ -27,14 +27,7 @@ TOOLS=$(scripts/tools.sh api)
 OUT=.local/api-check
 mkdir -p "$OUT"
 
-cleanup() {
-  stop_server
-  stop_db
-}
-trap cleanup EXIT
-ensure_db
-cargo build --quiet --bin kobana-inbox-mcp
-start_server "$OUT/server.log"
+serve_for_tests "$OUT/server.log"
 # The demo admin with every person scope (audit:read included).
 TOKEN=$(./target/debug/kobana-inbox-mcp dev-token)
 

@@ -37,14 +37,7 @@ if ! cmp -s interop/package-lock.json interop/node_modules/.interop-lock.json; t
 fi
 
 # --- database, binary, server ----------------------------------------------------
-cleanup() {
-  stop_server
-  stop_db
-}
-trap cleanup EXIT
-ensure_db
-cargo build --quiet --bin kobana-inbox-mcp
-start_server "$LOG" || { echo "interop: no server" >&2; exit 1; }
+serve_for_tests "$LOG" || { echo "interop: no server" >&2; exit 1; }
 
 export MCP_URL="http://127.0.0.1:$PORT/mcp"
 MCP_TOKEN=$("$BIN" dev-token)

@@ -50,3 +50,11 @@ start_server() {
 stop_server() {
   if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
 }
+
+# For a test script: the database (unless one answers), a fresh build, then
+# start_server logging to $1; the server and a database started here are
+# stopped again when the script exits.
+serve_for_tests() {
+  trap 'stop_server; stop_db' EXIT
+  ensure_db && cargo build --quiet --bin kobana-inbox-mcp && start_server "$1"
+}

@@ -23,6 +23,7 @@
 //! compact JSON with the body's object keys sorted (an absent body is `{}`),
 //! the same for a REST call and the tool call with the same arguments.
 
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use aws_lc_rs::digest::{SHA256, digest};
@@ -51,20 +52,33 @@ pub struct Origin<'a> {
 }
 
 /// One call of a changing operation, while `dispatch` runs it.
-pub(crate) struct Change {
-    op: Op,
-    target: Option<String>,
-    digest: String,
+pub(crate) struct Change<'a> {
+    route: &'a Route,
+    body: &'a [u8],
+    /// Made with the first record: a call refused before it has none.
+    digest: OnceLock<String>,
     /// Set by the store when a record of this call was written.
     committed: AtomicBool,
 }
 
-impl Change {
-    pub(crate) fn new(route: &Route, body: &[u8]) -> Change {
-        // Only a well-formed record id: the path's text is the caller's.
-        let target = TARGETS.iter().any(|kind| is_id(*kind, &route.id)).then(|| route.id.clone());
-        Change { op: route.op, target, digest: arguments_digest(route, body), committed: AtomicBool::new(false) }
+impl<'a> Change<'a> {
+    pub(crate) fn new(route: &'a Route, body: &'a [u8]) -> Change<'a> {
+        Change { route, body, digest: OnceLock::new(), committed: AtomicBool::new(false) }
     }
+
+    fn digest(&self) -> String {
+        self.digest.get_or_init(|| arguments_digest(self.route, self.body)).clone()
+    }
+
+    /// The path's id when it is a well-formed record id (the text is the caller's).
+    fn target(&self) -> Option<String> {
+        is_record_id(&self.route.id).then(|| self.route.id.clone())
+    }
+}
+
+/// Whether `s` is an id of a kind of record a change can be about.
+fn is_record_id(s: &str) -> bool {
+    TARGETS.iter().any(|kind| is_id(*kind, s))
 }
 
 /// `sha256:` and the hex SHA-256 of `[operation, id, sender, body]`.
@@ -88,12 +102,14 @@ fn arguments_digest(route: &Route, body: &[u8]) -> String {
 /// `aud_`, the time as 17 digits (`YYYYMMDDhhmmssmmm`), 16 random characters.
 fn new_audit_id(at: &str) -> String {
     let random = crate::sys::new_id(Kind::Audit);
-    let tail = random.trim_start_matches("aud_").get(..16).unwrap_or_default().to_owned();
-    format!("aud_{}{tail}", time_digits(at))
+    let tail = random.trim_start_matches("aud_").get(..16).unwrap_or_default();
+    format!("{}{tail}", id_at(at))
 }
 
-fn time_digits(at: &str) -> String {
-    at.chars().filter(char::is_ascii_digit).collect()
+/// The start of every audit id of the instant `at`: `aud_` and its 17 digits.
+fn id_at(at: &str) -> String {
+    let digits: String = at.chars().filter(char::is_ascii_digit).collect();
+    format!("aud_{digits}")
 }
 
 /// A change asked for outside `dispatch`, which would go unrecorded: refused
@@ -128,14 +144,15 @@ impl Ctx<'_> {
 
     fn record(
         &self,
-        change: &Change,
+        change: &Change<'_>,
         target_id: Option<String>,
         status: u16,
         error: Option<&str>,
         changed: bool,
     ) -> AuditRecord {
         let at = crate::sys::now_string();
-        let row = change.op.row();
+        let op = change.route.op;
+        let row = op.row();
         let action = match (self.origin.surface, self.origin.via) {
             (Surface::Mcp, Some(via)) => via.to_owned(),
             _ => format!("{} {}", row.method, row.template),
@@ -150,9 +167,9 @@ impl Ctx<'_> {
             client: self.origin.client.cloned(),
             surface: self.origin.surface,
             action,
-            operation: change.op.name().to_owned(),
+            operation: op.name().to_owned(),
             target_id,
-            arguments_digest: change.digest.clone(),
+            arguments_digest: change.digest(),
             status,
             error_code: error.map(str::to_owned),
             changed,
@@ -179,16 +196,17 @@ impl Ctx<'_> {
 /// After a changing operation ran: the record of a call that changed nothing
 /// (refused by the operation, or nothing to do), written alone. A record that
 /// cannot be written is logged; the caller's answer stands.
-pub(crate) async fn finish(ctx: &Ctx<'_>, change: &Change, outcome: &Result<ApiResponse, ApiError>) {
-    if change.committed.load(Ordering::Relaxed) || !ctx.may_attempt(change.op) {
+pub(crate) async fn finish(ctx: &Ctx<'_>, change: &Change<'_>, outcome: &Result<ApiResponse, ApiError>) {
+    let op = change.route.op;
+    if change.committed.load(Ordering::Relaxed) || !ctx.may_attempt(op) {
         return;
     }
     let (status, error) = match outcome {
         Ok(response) => {
-            if !matches!(change.op, Op::SendersAdd | Op::JobCancel) {
+            if !matches!(op, Op::SendersAdd | Op::JobCancel) {
                 // Only these can succeed with nothing to do; any other success
                 // without its record is a change written without one (a defect).
-                tracing::error!(operation = change.op.name(), "a change answered without its audit record");
+                tracing::error!(operation = op.name(), "a change answered without its audit record");
             }
             (response.status, None)
         }
@@ -197,9 +215,9 @@ pub(crate) async fn finish(ctx: &Ctx<'_>, change: &Change, outcome: &Result<ApiR
         Err(error @ ApiError::Unprocessable { .. }) => (error.status(), Some("validation_failed")),
         Err(_) => return,
     };
-    let record = ctx.record(change, change.target.clone(), status, error, false);
+    let record = ctx.record(change, change.target(), status, error, false);
     if let Err(failure) = ctx.store.put_audit(ctx.tenant, &record).await {
-        tracing::error!(error = %failure, operation = change.op.name(), "the audit record of an unchanged call was not written");
+        tracing::error!(error = %failure, operation = op.name(), "the audit record of an unchanged call was not written");
     }
 }
 
@@ -214,7 +232,7 @@ pub async fn list(ctx: &Ctx<'_>, query: Option<&str>) -> Result<ApiResponse, Api
         filter.subject = Some(subject.clone());
     }
     if let Some(target) = params.get("target_id") {
-        if !TARGETS.iter().any(|kind| is_id(*kind, target)) {
+        if !is_record_id(target) {
             return Err(invalid_parameter("target_id", "must be a record id (inb_…, eml_…, whk_…, dlv_…, job_…)"));
         }
         filter.target_id = Some(target.clone());
@@ -233,8 +251,8 @@ pub async fn list(ctx: &Ctx<'_>, query: Option<&str>) -> Result<ApiResponse, Api
     {
         return Err(invalid_parameter("since", "must not be later than until"));
     }
-    filter.since = since.map(|at| format!("aud_{}", time_digits(&at)));
-    filter.until = until.map(|at| format!("aud_{}", time_digits(&at)));
+    filter.since = since.as_deref().map(id_at);
+    filter.until = until.as_deref().map(id_at);
     let page = page_request(ctx.secrets, ctx.tenant, "audit", &params)?;
     let found = ctx.store.list_audit(ctx.tenant, &filter, page.limit, page.start.clone()).await?;
     let next = page.next_cursor(ctx.secrets, ctx.tenant, found.next);

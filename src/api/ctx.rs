@@ -35,7 +35,7 @@ pub struct Ctx<'a> {
     pub tenant: &'a Tenant,
     pub origin: Origin<'a>,
     /// While `dispatch` runs a changing operation: what its record says.
-    pub(super) change: Option<&'a Change>,
+    pub(super) change: Option<&'a Change<'a>>,
 }
 
 impl Services {

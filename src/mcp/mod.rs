@@ -339,7 +339,6 @@ impl McpServer {
             None
         };
 
-        let request_id = trace.request_id.clone();
         let call = Call {
             server: self,
             api,
@@ -349,7 +348,7 @@ impl McpServer {
             principal,
             narrowing,
             tenant: tenant.as_ref(),
-            request_id: &request_id,
+            request_id: &trace.request_id,
         };
         match Box::pin(methods::dispatch(&call)).await {
             Ok((outcome, reply_version)) => {

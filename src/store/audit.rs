@@ -69,13 +69,10 @@ impl Store {
         limit: usize,
         start: Option<Position>,
     ) -> Result<Page<AuditRecord>, StoreError> {
-        let pk = ws_pk(t);
-        let mut q = ListQuery::base(pk, keys::AUDIT_PREFIX.to_owned());
-        q.prefix = None;
         // `~` sorts after every character of an id.
         let lo = keys::audit(filter.since.as_deref().unwrap_or(""));
         let hi = format!("{}~", keys::audit(filter.until.as_deref().unwrap_or("")));
-        q.between = Some((lo, hi));
+        let mut q = ListQuery::base(ws_pk(t), keys::AUDIT_PREFIX.to_owned()).within(lo, hi);
         q.newest_first = true;
         q.and("#exp > :now");
         q.name("#exp", TTL);

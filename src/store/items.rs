@@ -104,6 +104,14 @@ impl ListQuery {
         }
     }
 
+    /// The same query over the sort keys from `lo` to `hi` (inclusive),
+    /// instead of all those with its prefix.
+    pub fn within(mut self, lo: String, hi: String) -> ListQuery {
+        self.prefix = None;
+        self.between = Some((lo, hi));
+        self
+    }
+
     /// Adds `clause` to the filter (joined with AND).
     pub fn and(&mut self, clause: &str) {
         self.filter = Some(match self.filter.take() {

@@ -89,14 +89,12 @@ impl Store {
         if job.status != JobStatus::Queued {
             return Ok(Some(job));
         }
-        let id = job.id.clone();
-        let id = id.as_str();
         let now = crate::sys::now_string();
         let cancel = built(
             Update::builder()
                 .table_name(self.table())
                 .key(PK, s(ws_pk(t)))
-                .key(SK, s(keys::job(id)))
+                .key(SK, s(keys::job(&job.id)))
                 .update_expression("SET #st = :cancelled, updated_at = :at REMOVE gsi1pk, gsi1sk")
                 .condition_expression("#st = :queued")
                 .expression_attribute_names("#st", "status")
@@ -130,7 +128,7 @@ impl Store {
                 Ok(Some(job))
             }
             // A runner leased it first (or the e-mail changed): as it now is.
-            Err(StoreError::Conflict) => match self.get_job(t, id).await? {
+            Err(StoreError::Conflict) => match self.get_job(t, &job.id).await? {
                 Some(job) if job.status == JobStatus::Queued => Err(StoreError::Conflict),
                 other => Ok(other),
             },

@@ -675,13 +675,7 @@ async fn an_expired_record_is_left_out_before_the_sweeper_removes_it() {
     let (_, r) = one_record(&h, h.api("DELETE", "/emails/eml_receipt_1")).await;
     let id = r["id"].as_str().unwrap().to_owned();
     // The same item, its TTL one second past.
-    let config = aws_sdk_dynamodb::Config::builder()
-        .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
-        .region(aws_sdk_dynamodb::config::Region::new("us-east-1"))
-        .endpoint_url(common::dynamodb_endpoint())
-        .credentials_provider(aws_sdk_dynamodb::config::Credentials::new("local", "local", None, None, "test"))
-        .build();
-    let client = aws_sdk_dynamodb::Client::from_conf(config);
+    let client = common::dynamodb_client();
     let past = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() - 1;
     client
         .update_item()

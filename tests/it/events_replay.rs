@@ -336,17 +336,6 @@ fn rewritten(expected: &Value, actual: &Value) -> Value {
     next
 }
 
-/// A client for the local DynamoDB, to drop each replay's table afterwards.
-async fn dynamodb() -> aws_sdk_dynamodb::Client {
-    let config = aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .region(aws_config::Region::new("us-east-1"))
-        .endpoint_url(common::dynamodb_endpoint())
-        .credentials_provider(aws_sdk_dynamodb::config::Credentials::new("local", "local", None, None, "local"))
-        .load()
-        .await;
-    aws_sdk_dynamodb::Client::new(&config)
-}
-
 /// Replays one event file against a fresh harness (its own seeded table),
 /// then drops the table.
 /// With `UPDATE_EXPECTED=1`, an expected file that does not match is
@@ -394,7 +383,8 @@ async fn every_recorded_event_replays_to_its_expected_response() {
     let names: Vec<&String> = files.iter().filter(|n| !n.ends_with(".expected.json")).collect();
     assert!(names.len() >= 60, "expected the recorded events, found {names:?}");
 
-    let db = dynamodb().await;
+    // To drop each replay's table afterwards.
+    let db = common::dynamodb_client();
     let permits = Arc::new(Semaphore::new(CONCURRENCY));
     let mut tasks = JoinSet::new();
     for name in names {
@@ -432,7 +422,7 @@ async fn a_changed_expectation_is_reported() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("events");
     let event = std::fs::read_to_string(dir.join("mcp-2026-server-discover.json")).expect("event");
     let actual = invoke(harness.app().await, &fill(&event, &harness)).await;
-    let _ = dynamodb().await.delete_table().table_name(&harness.table).send().await;
+    let _ = common::dynamodb_client().delete_table().table_name(&harness.table).send().await;
     let wrong =
         serde_json::json!({"statusCode": 200, "headers": {"mcp-session-id": "x"}, "body": {"result": {"ttlMs": 1}}});
     assert_eq!(compare("discover", &wrong, &actual).len(), 2);

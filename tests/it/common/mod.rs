@@ -425,9 +425,9 @@ impl Resp {
     }
 }
 
-/// Every item of `table` as text (attribute names and values), read with a
-/// client of its own: what anyone with read access to the table would see.
-pub async fn table_dump(table: &str) -> Vec<String> {
+/// A client of its own for the local DynamoDB: the table as anyone with
+/// access to it sees it, outside the server's store.
+pub fn dynamodb_client() -> aws_sdk_dynamodb::Client {
     use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
     let config = aws_sdk_dynamodb::Config::builder()
         .behavior_version(BehaviorVersion::latest())
@@ -435,7 +435,13 @@ pub async fn table_dump(table: &str) -> Vec<String> {
         .endpoint_url(dynamodb_endpoint())
         .credentials_provider(Credentials::new("local", "local", None, None, "test"))
         .build();
-    let client = aws_sdk_dynamodb::Client::from_conf(config);
+    aws_sdk_dynamodb::Client::from_conf(config)
+}
+
+/// Every item of `table` as text (attribute names and values), read with a
+/// client of its own: what anyone with read access to the table would see.
+pub async fn table_dump(table: &str) -> Vec<String> {
+    let client = dynamodb_client();
     let mut items = Vec::new();
     let mut start = None;
     loop {
