@@ -184,6 +184,9 @@ impl Ctx<'_> {
     /// made-up job ids gets 404s, and no records).
     fn may_attempt(&self, op: Op) -> bool {
         match op.row().needs {
+            Needs::Job { any } => {
+                any.iter().any(|s| self.principal.has_for_jobs(*s)) && self.tenant.role.allows(Permission::Operate)
+            }
             Needs::Handler { any } => {
                 any.iter().any(|s| self.principal.has(*s)) && self.tenant.role.allows(Permission::Operate)
             }

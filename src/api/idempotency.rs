@@ -14,8 +14,9 @@ use crate::store::idempotency::{KeyState, StoredResponse};
 /// different request is 409. A 5xx is not stored, so the client can retry.
 ///
 /// A replay is a request like any other: it needs the `Permit` of this call's
-/// own authorization, so a key never lends the authority of the token that
-/// first used it. The stored response is sealed with the server key (it may
+/// own authorization and passes the checks the handler would make
+/// (`super::authorize_replay`), so a key never lends the authority of the
+/// token that first used it. The stored response is sealed with the server key (it may
 /// hold a webhook secret shown once), bound to its record.
 pub async fn idempotent(
     ctx: &Ctx<'_>,
@@ -30,7 +31,10 @@ pub async fn idempotent(
     let purpose = seal_purpose(ctx, key);
     match store.begin_idempotent(ctx.tenant, sub, key, &fingerprint).await? {
         KeyState::Fresh => {}
-        KeyState::Replay(stored) => return replayed(ctx, &purpose, stored),
+        KeyState::Replay(stored) => {
+            super::authorize_replay(ctx, route).await?;
+            return replayed(ctx, &purpose, stored);
+        }
         KeyState::Mismatch => {
             return Err(ApiError::Conflict {
                 code: "idempotency_key_reused",

@@ -8,7 +8,7 @@
 use serde_json::json;
 
 use super::error::ApiError;
-use super::{ApiResponse, Ctx, check};
+use super::{ApiResponse, Ctx, check_job};
 use crate::domain::ids::{Kind, is_id};
 use crate::domain::records::{Job, JobKind, JobStatus};
 use crate::domain::{Permission, Scope};
@@ -64,8 +64,19 @@ pub async fn get(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
         return Err(not_found());
     }
     let job = ctx.store.get_job(ctx.tenant, id).await?.ok_or_else(not_found)?;
-    check(ctx, read_scope(job.kind), Permission::Read)?;
+    check_job(ctx, read_scope(job.kind), Permission::Read)?;
     ApiResponse::data(200, &job)
+}
+
+/// What cancelling job `id` needs, checked from the job as it is: for the
+/// replay of a stored answer (`super::authorize_replay`), which must be
+/// authorized as the call itself would be.
+pub async fn authorize_cancel(ctx: &Ctx<'_>, id: &str) -> Result<(), ApiError> {
+    if !is_id(Kind::Job, id) {
+        return Err(not_found());
+    }
+    let job = ctx.store.get_job(ctx.tenant, id).await?.ok_or_else(not_found)?;
+    check_job(ctx, write_scope(job.kind), Permission::Operate)
 }
 
 /// `POST /jobs/{id}/cancel`: 200 with the cancelled job.
@@ -75,7 +86,7 @@ pub async fn cancel(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     }
     // Read first (once): the scope and role depend on the job's subject.
     let read = ctx.store.job_to_cancel(ctx.tenant, id).await?.ok_or_else(not_found)?;
-    check(ctx, write_scope(read.job.kind), Permission::Operate)?;
+    check_job(ctx, write_scope(read.job.kind), Permission::Operate)?;
     let job = ctx.store.cancel_job(ctx.tenant, read, &ctx.audit(id, 200)?).await?.ok_or_else(not_found)?;
     match job.status {
         JobStatus::Cancelled => ApiResponse::data(200, &job),

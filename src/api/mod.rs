@@ -104,10 +104,15 @@ pub enum Needs {
     Role(Scope, Permission),
     /// This scope only: a machine client (the mail pipeline).
     Scope(Scope),
-    /// The handler decides from the data (a job needs the read scope of its
-    /// subject; the workspace summary needs two scopes). `any`: a caller with
-    /// none of these scopes can never succeed (what the MCP listing filters on).
+    /// The handler decides from the data (the workspace summary needs two
+    /// scopes). `any`: a caller with none of these scopes can never succeed
+    /// (what the MCP listing filters on).
     Handler { any: &'static [Scope] },
+    /// A job: its subject decides (an e-mail job needs the e-mail scope, a
+    /// webhook or delivery job the webhook scope), checked by the handler
+    /// once it has read the job, against the caller's job scopes
+    /// (`Principal::job_scopes`). `any` as for `Handler`.
+    Job { any: &'static [Scope] },
 }
 
 /// One row of the route table.
@@ -159,13 +164,8 @@ pub const ROUTES: [RouteRow; 26] = [
     row(Op::WebhookRotateSecret, "POST", "/webhooks/{id}/rotate_secret", Needs::Role(Scope::WebhooksWrite, Administer)),
     row(Op::DeliveriesList, "GET", "/webhooks/{id}/deliveries", Needs::Role(Scope::WebhooksRead, Read)),
     row(Op::DeliveryResend, "POST", "/webhook_deliveries/{id}/resend", Needs::Role(Scope::WebhooksWrite, Operate)),
-    row(Op::JobGet, "GET", "/jobs/{id}", Needs::Handler { any: &[Scope::EmailsRead, Scope::WebhooksRead] }),
-    row(
-        Op::JobCancel,
-        "POST",
-        "/jobs/{id}/cancel",
-        Needs::Handler { any: &[Scope::EmailsWrite, Scope::WebhooksWrite] },
-    ),
+    row(Op::JobGet, "GET", "/jobs/{id}", Needs::Job { any: &[Scope::EmailsRead, Scope::WebhooksRead] }),
+    row(Op::JobCancel, "POST", "/jobs/{id}/cancel", Needs::Job { any: &[Scope::EmailsWrite, Scope::WebhooksWrite] }),
     row(Op::Workspace, "GET", "/workspace", Needs::Handler { any: &[Scope::InboxesRead, Scope::EmailsRead] }),
     row(Op::AuditList, "GET", "/audit", Needs::Role(Scope::AuditRead, Administer)),
     row(Op::AuditGet, "GET", "/audit/{id}", Needs::Role(Scope::AuditRead, Administer)),
@@ -299,7 +299,21 @@ fn allow_header(methods: &[&str]) -> &'static str {
 /// Checks that the caller has `scope` (403 `insufficient_scope`) and that the
 /// role allows `permission` (403 `forbidden`).
 pub fn check(ctx: &Ctx<'_>, scope: Scope, permission: Permission) -> Result<(), ApiError> {
-    if !ctx.principal.has(scope) {
+    check_in(ctx, ctx.principal.scopes, scope, permission)
+}
+
+/// `check` for a job whose subject needs `scope`: against the caller's job scopes.
+pub fn check_job(ctx: &Ctx<'_>, scope: Scope, permission: Permission) -> Result<(), ApiError> {
+    check_in(ctx, ctx.principal.job_scopes, scope, permission)
+}
+
+fn check_in(
+    ctx: &Ctx<'_>,
+    granted: crate::domain::Scopes,
+    scope: Scope,
+    permission: Permission,
+) -> Result<(), ApiError> {
+    if !granted.contains(scope) {
         return Err(ApiError::InsufficientScope { scopes: vec![scope] });
     }
     if !ctx.tenant.role.allows(permission) {
@@ -336,9 +350,26 @@ pub fn authorize(ctx: &Ctx<'_>, op: Op) -> Result<Permit, ApiError> {
         }
         Needs::Scope(_) => {}
         // The handler checks once it has read what the call is about.
-        Needs::Handler { .. } => {}
+        Needs::Handler { .. } | Needs::Job { .. } => {}
     }
     Ok(Permit { op })
+}
+
+/// The checks an operation's handler makes itself, from what it reads,
+/// made for the replay of a stored answer (`idempotency`): with the route
+/// table's `Permit`, a replay is authorized exactly as the call would be,
+/// so a key never lends the authority of the token that first used it.
+pub async fn authorize_replay(ctx: &Ctx<'_>, route: &Route) -> Result<(), ApiError> {
+    match (route.op, route.op.row().needs) {
+        (Op::JobCancel, _) => jobs::authorize_cancel(ctx, &route.id).await,
+        (_, Needs::Role(..) | Needs::Scope(_)) => Ok(()),
+        // A write authorized by its handler that this list does not know:
+        // never replay it unchecked.
+        (op, Needs::Handler { .. } | Needs::Job { .. }) => {
+            tracing::error!(?op, "no replay check for an operation its handler authorizes");
+            Err(ApiError::Unavailable)
+        }
+    }
 }
 
 /// Parse, authorize, run: a whole call for a caller that has a path.

@@ -136,10 +136,10 @@ fn security(op: Op) -> (Value, String) {
             json!([{"bearer": [scope.as_str()]}]),
             format!("Scope `{}`: the organization's mail pipeline (a machine client, no role).", scope.as_str()),
         ),
-        Needs::Handler { any } if op == Op::Workspace => {
+        Needs::Handler { any } => {
             (json!([{"bearer": names(any)}]), "Scopes `inboxes:read` and `emails:read`; role viewer or above.".into())
         }
-        Needs::Handler { any } => {
+        Needs::Job { any } => {
             let alternatives: Vec<Value> = any.iter().map(|s| json!({"bearer": [s.as_str()]})).collect();
             let verb = if op.is_write() { "write scope; role operator" } else { "read scope; role viewer" };
             (Value::Array(alternatives), format!("The job's subject decides: its {verb} or above."))

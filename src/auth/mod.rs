@@ -20,11 +20,26 @@ pub struct Principal {
     pub sub: String,
     pub org: OrgId,
     pub scopes: Scopes,
+    /// The scopes a job's subject is checked against when the caller reads
+    /// or cancels a job: the token's own scopes. A connection narrowed to
+    /// the `jobs` toolset keeps them for jobs alone, without keeping them for
+    /// the e-mails and webhooks themselves (`crate::mcp::narrow`).
+    pub job_scopes: Scopes,
 }
 
 impl Principal {
+    /// A caller with these scopes for everything, jobs included.
+    pub fn new(iss: String, sub: String, org: OrgId, scopes: Scopes) -> Principal {
+        Principal { iss, sub, org, scopes, job_scopes: scopes }
+    }
+
     pub fn has(&self, scope: Scope) -> bool {
         self.scopes.contains(scope)
+    }
+
+    /// Whether a job whose subject needs `scope` is within this caller's reach.
+    pub fn has_for_jobs(&self, scope: Scope) -> bool {
+        self.job_scopes.contains(scope)
     }
 }
 

@@ -153,7 +153,7 @@ impl Verifier {
             (None, Some(scp)) => Scopes::from_names(scp.iter().map(String::as_str)),
             (None, None) => Scopes::default(),
         };
-        Ok((Principal { iss: claims.iss, sub: claims.sub, org, scopes }, claims.exp))
+        Ok((Principal::new(claims.iss, claims.sub, org, scopes), claims.exp))
     }
 }
 

@@ -272,11 +272,23 @@ impl ClientInfo {
     /// The longest name or version kept: they come from the client.
     pub const MAX_CHARS: usize = 128;
 
-    /// The client's own description of itself, cut to a bounded length.
+    /// The client's own description of itself, cut to a bounded length,
+    /// with control characters (NUL, ESC, CR, LF, …) and bidirectional
+    /// controls (U+202E and its kin) removed: a stored record must not be
+    /// able to forge lines or reorder text in a terminal or a SIEM.
     pub fn bounded(name: &str, version: &str) -> ClientInfo {
-        let cut = |s: &str| s.chars().take(Self::MAX_CHARS).collect::<String>();
+        let cut = |s: &str| s.chars().filter(|c| !is_unsafe_in_logs(*c)).take(Self::MAX_CHARS).collect::<String>();
         ClientInfo { name: cut(name), version: cut(version) }
     }
+}
+
+/// Control characters (C0, DEL, C1) and the Unicode bidirectional controls
+/// (LRM, RLM, ALM, the embeddings, overrides and isolates), plus the line and
+/// paragraph separators.
+pub fn is_unsafe_in_logs(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200E}' | '\u{200F}' | '\u{061C}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+        || matches!(c, '\u{2028}' | '\u{2029}')
 }
 
 /// One change asked of a workspace, as its audit trail keeps it: who asked,
@@ -325,5 +337,15 @@ mod tests {
         {
             assert_eq!(serde_json::to_value(status).unwrap(), Value::from(status.as_str()));
         }
+    }
+
+    #[test]
+    fn client_names_lose_control_and_bidirectional_characters() {
+        let info = ClientInfo::bounded("evil\u{0}\u{1b}[31m\r\nFAKE\u{202e}txt.exe\u{2066}\u{85}", "1\u{7f}.0\u{200f}");
+        assert_eq!(info.name, "evil[31mFAKEtxt.exe");
+        assert_eq!(info.version, "1.0");
+        let long = "é".repeat(300);
+        assert_eq!(ClientInfo::bounded(&long, "").name.chars().count(), ClientInfo::MAX_CHARS);
+        assert_eq!(ClientInfo::bounded("Claude Code", "2.1.0").name, "Claude Code", "ordinary names are kept");
     }
 }

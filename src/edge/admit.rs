@@ -2,8 +2,10 @@
 //! the resource it was sent to (the MCP endpoint or the REST API), then the
 //! request is counted against the caller's shared per-minute budget.
 //!
-//! The budget is one DynamoDB counter per person, workspace and minute,
-//! shared by every replica. A write waits for its count before it runs (an
+//! The budget is one DynamoDB counter per person (organization and subject)
+//! and minute, shared by every replica and by all the person's workspaces.
+//! It is keyed on nothing a request chooses: a made-up `X-Workspace-Id` on
+//! every call neither buys a fresh budget nor writes a new counter item. A write waits for its count before it runs (an
 //! over-budget write never happens). A read does not wait: its count runs
 //! concurrently with the work (`Counting`), and the answer carries the
 //! counter's decision when it is back in time, else this container's
@@ -19,10 +21,8 @@ use http::HeaderMap;
 use tokio::task::JoinHandle;
 
 use super::Edge;
-use crate::api::tenancy;
 use crate::auth::challenge::{Challenge, Resource};
 use crate::auth::{self, Principal};
-use crate::domain::WorkspaceId;
 use crate::store::rate_limit::{RateDecision, WINDOW_SECS};
 use crate::store::{Store, StoreError};
 
@@ -82,17 +82,13 @@ impl RateLimiter {
     }
 
     /// Counts a write: waits for the shared counter.
-    pub async fn admit_write(
-        &self,
-        principal: &Principal,
-        headers: &HeaderMap,
-    ) -> Result<Vec<(&'static str, String)>, NotAdmitted> {
+    pub async fn admit_write(&self, principal: &Principal) -> Result<Vec<(&'static str, String)>, NotAdmitted> {
         if self.per_minute == 0 {
             return Ok(Vec::new());
         }
-        let (key, ws) = budget(principal, headers);
+        let key = budget(principal);
         let now = crate::sys::unix_now();
-        match self.store.hit_rate_limit(&principal.org, &principal.sub, &ws, self.per_minute, now).await {
+        match self.store.hit_rate_limit(&principal.org, &principal.sub, self.per_minute, now).await {
             Ok(decision) => {
                 remember(&self.seen, &key, now, &decision);
                 verdict(&decision)
@@ -106,11 +102,11 @@ impl RateLimiter {
 
     /// Starts counting a read without waiting for it; refuses at once a
     /// budget this container already knows to be spent in this window.
-    pub fn admit_read(&self, principal: &Principal, headers: &HeaderMap) -> Result<Option<Counting>, NotAdmitted> {
+    pub fn admit_read(&self, principal: &Principal) -> Result<Option<Counting>, NotAdmitted> {
         if self.per_minute == 0 {
             return Ok(None);
         }
-        let (key, ws) = budget(principal, headers);
+        let key = budget(principal);
         let now = crate::sys::unix_now();
         let window = now - now % WINDOW_SECS;
         let known = lock(&self.seen).get(&key).copied().filter(|s| s.window == window);
@@ -125,7 +121,7 @@ impl RateLimiter {
         }
         let (store, org, sub, limit) =
             (self.store.clone(), principal.org.clone(), principal.sub.clone(), self.per_minute);
-        let task = tokio::spawn(async move { store.hit_rate_limit(&org, &sub, &ws, limit, now).await });
+        let task = tokio::spawn(async move { store.hit_rate_limit(&org, &sub, limit, now).await });
         Ok(Some(Counting { key, limit, now, task: Some(task), seen: Arc::clone(&self.seen) }))
     }
 }
@@ -172,15 +168,9 @@ impl Counting {
     }
 }
 
-/// The budget's key: per principal and requested workspace; a malformed
-/// workspace header shares the "no workspace" budget.
-fn budget(principal: &Principal, headers: &HeaderMap) -> (String, String) {
-    let ws = headers
-        .get(tenancy::HEADER)
-        .and_then(|v| v.to_str().ok())
-        .and_then(WorkspaceId::parse)
-        .map_or_else(|| "-".to_owned(), |w| w.to_string());
-    (format!("{}\u{0}{}\u{0}{ws}", principal.org, principal.sub), ws)
+/// The budget's key in this container's memory: the person.
+fn budget(principal: &Principal) -> String {
+    format!("{}\u{0}{}", principal.org, principal.sub)
 }
 
 fn lock(seen: &Mutex<HashMap<String, Seen>>) -> std::sync::MutexGuard<'_, HashMap<String, Seen>> {

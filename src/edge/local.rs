@@ -154,7 +154,7 @@ async fn answer(
                 BodyFault::Incomplete => (400, "The request body ended early or was malformed"),
                 BodyFault::TimedOut => (408, "The request body did not arrive in time"),
             };
-            tracing::info!(status, path = parts.uri.path(), "request body unreadable; refused");
+            tracing::info!(status, path = %super::loggable(parts.uri.path()), "request body unreadable; refused");
             let mut response = super::unreadable_body(parts.uri.path(), status, message);
             response.headers_mut().insert(http::header::CONNECTION, http::HeaderValue::from_static("close"));
             response

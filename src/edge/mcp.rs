@@ -55,7 +55,7 @@ pub async fn handle(edge: &Edge, request: &McpRequest<'_>, trace: &mut Trace) ->
         let request = match &prepared {
             Prepared::Notification(version) => {
                 // Nothing runs: count without waiting.
-                return match edge.limiter.admit_read(&principal, headers).and_then(finish) {
+                return match edge.limiter.admit_read(&principal).and_then(finish) {
                     Ok(rate) => McpReply::accepted(*version).with_headers(&rate),
                     Err(refused) => not_admitted(None, *version, refused),
                 };
@@ -64,13 +64,13 @@ pub async fn handle(edge: &Edge, request: &McpRequest<'_>, trace: &mut Trace) ->
         };
         if edge.mcp.changes_state(request) {
             // A write is counted before it runs.
-            let rate = match edge.limiter.admit_write(&principal, headers).await {
+            let rate = match edge.limiter.admit_write(&principal).await {
                 Ok(rate) => rate,
                 Err(refused) => return not_admitted(id, version, refused),
             };
             edge.mcp.answer(&edge.api, request, path, headers, &principal, trace).await.with_headers(&rate)
         } else {
-            let counting = match edge.limiter.admit_read(&principal, headers) {
+            let counting = match edge.limiter.admit_read(&principal) {
                 Ok(counting) => counting,
                 Err(refused) => return not_admitted(id, version, refused),
             };

@@ -41,7 +41,7 @@ pub struct Edge {
     pub allowed_origins: Vec<String>,
     /// Lowercase `Host` values this server answers to.
     pub hosts: Vec<String>,
-    /// The shared per-minute budget of each person and workspace.
+    /// The shared per-minute budget of each person.
     pub limiter: admit::RateLimiter,
     /// The most a request may take; past it, 503 with `Retry-After`.
     pub request_timeout: std::time::Duration,
@@ -131,7 +131,7 @@ async fn route(edge: &Edge, req: Request, request_id: &str) -> (Response<Body>, 
     // Behind a REST API (v1) stage the URI carries the stage; the raw path does not.
     let raw = req.raw_http_path();
     let path = if raw.is_empty() { req.uri().path().to_owned() } else { raw.to_owned() };
-    tracing::Span::current().record("path", path.as_str());
+    tracing::Span::current().record("path", loggable(&path));
     // `/mcp` and its narrowing path forms (`/mcp/readonly`, `/mcp/x/{toolsets}`).
     let is_mcp = path == "/mcp" || path == "/mcp/readonly" || path.starts_with("/mcp/x/");
     let refused = if is_mcp {
@@ -171,8 +171,8 @@ async fn route(edge: &Edge, req: Request, request_id: &str) -> (Response<Body>, 
             if let Some(era) = trace.era {
                 span.record("era", era);
             }
-            if let Some(method) = &trace.method {
-                span.record("method", method.as_str());
+            if let Some(method) = trace.method {
+                span.record("method", method);
             }
             if let Some(sub) = &trace.sub {
                 span.record("sub", sub.as_str());
@@ -222,6 +222,18 @@ async fn route(edge: &Edge, req: Request, request_id: &str) -> (Response<Body>, 
         }
         _ => (gate_refusal(404, "not_found", "No such route", false), Label::other("no_route")),
     }
+}
+
+/// At most the first 256 characters of a client's string, without control
+/// or bidirectional characters: what a log line may carry of it before the
+/// client is authenticated.
+pub(super) fn loggable(text: &str) -> String {
+    const MAX: usize = 256;
+    let mut out: String = text.chars().filter(|c| !crate::domain::records::is_unsafe_in_logs(*c)).take(MAX).collect();
+    if text.chars().count() > MAX {
+        out.push('…');
+    }
+    out
 }
 
 /// The request body as bytes (a Base64 gateway body has already been decoded).

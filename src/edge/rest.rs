@@ -70,7 +70,7 @@ async fn admitted(edge: &Edge, req: &RestRequest<'_>) -> RestReply {
         }
     };
     let (mut reply, rate) = if req.method == "GET" {
-        let counting = match edge.limiter.admit_read(&principal, req.headers) {
+        let counting = match edge.limiter.admit_read(&principal) {
             Ok(counting) => counting,
             Err(refused) => return not_admitted(refused),
         };
@@ -80,7 +80,7 @@ async fn admitted(edge: &Edge, req: &RestRequest<'_>) -> RestReply {
             Err(refused) => return not_admitted(refused),
         }
     } else {
-        match edge.limiter.admit_write(&principal, req.headers).await {
+        match edge.limiter.admit_write(&principal).await {
             Ok(rate) => (run.await, rate),
             Err(refused) => return not_admitted(refused),
         }

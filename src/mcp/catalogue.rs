@@ -22,6 +22,18 @@ pub struct ToolRow {
     pub idempotent: bool,
     /// What confirming it does, in one sentence (destructive tools).
     pub effect: &'static str,
+    /// For a destructive tool: the arguments whose presence makes a call
+    /// need the user's confirmation (a call without them changes nothing
+    /// dangerous and runs at once); empty: every call needs it.
+    pub confirm_when: &'static [&'static str],
+}
+
+impl ToolRow {
+    /// Whether this call runs only once the user has confirmed it. The
+    /// confirmation shows every argument, so the person sees what changes.
+    pub fn needs_confirmation(&self, args: &serde_json::Map<String, Value>) -> bool {
+        self.destructive && (self.confirm_when.is_empty() || self.confirm_when.iter().any(|a| args.contains_key(*a)))
+    }
 }
 
 /// A tool's input schema: the path, query and body parameters of its
@@ -64,6 +76,9 @@ pub fn output(row: &ToolRow) -> Value {
     json!({"type": "object", "anyOf": alternatives})
 }
 
+/// What confirming a change of an inbox's sender policy does.
+const SENDER_POLICY_EFFECT: &str = "Who may send to this inbox changes: with sender_policy anyone, mail from every sender is accepted and processed; with allowed_only, only mail from the inbox's allowed senders is.";
+
 #[expect(clippy::too_many_lines, reason = "the catalogue is one table; splitting it would hide its shape")]
 pub fn rows() -> Vec<ToolRow> {
     let read = |name, title, description, op: Op| ToolRow {
@@ -75,6 +90,7 @@ pub fn rows() -> Vec<ToolRow> {
         destructive: false,
         idempotent: true,
         effect: "",
+        confirm_when: &[],
     };
     vec![
         read(
@@ -87,22 +103,24 @@ pub fn rows() -> Vec<ToolRow> {
         ToolRow {
             name: "inboxes_upsert",
             title: "Create or update inbox",
-            description: "Create the inbox with this slug, or update it when the slug exists. Omitted optional fields keep their value.",
+            description: "Create the inbox with this slug, or update it when the slug exists. Omitted optional fields keep their value. Giving sender_policy changes who may send to the inbox: the user is asked to confirm.",
             op: Op::InboxesUpsert,
             read_only: false,
-            destructive: false,
+            destructive: true,
             idempotent: true,
-            effect: "",
+            effect: SENDER_POLICY_EFFECT,
+            confirm_when: &["sender_policy"],
         },
         ToolRow {
             name: "inboxes_update",
             title: "Update inbox",
-            description: "Change an inbox's name, status or sender policy. Give at least one of them.",
+            description: "Change an inbox's name, status or sender policy. Give at least one of them. Giving sender_policy changes who may send to the inbox: the user is asked to confirm.",
             op: Op::InboxUpdate,
             read_only: false,
-            destructive: false,
+            destructive: true,
             idempotent: true,
-            effect: "",
+            effect: SENDER_POLICY_EFFECT,
+            confirm_when: &["sender_policy"],
         },
         ToolRow {
             name: "inboxes_delete",
@@ -113,6 +131,7 @@ pub fn rows() -> Vec<ToolRow> {
             destructive: true,
             idempotent: true,
             effect: "The inbox disappears from lists and reads and its slug becomes free; its e-mails are kept.",
+            confirm_when: &[],
         },
         read(
             "inbox_senders_list",
@@ -129,6 +148,7 @@ pub fn rows() -> Vec<ToolRow> {
             destructive: true,
             idempotent: true,
             effect: "Mail from this sender will be accepted and processed instead of rejected.",
+            confirm_when: &[],
         },
         ToolRow {
             name: "inbox_senders_remove",
@@ -139,6 +159,7 @@ pub fn rows() -> Vec<ToolRow> {
             destructive: true,
             idempotent: true,
             effect: "New mail from this sender will be rejected when the inbox accepts allowed senders only.",
+            confirm_when: &[],
         },
         read(
             "emails_list",
@@ -161,6 +182,7 @@ pub fn rows() -> Vec<ToolRow> {
             destructive: true,
             idempotent: false,
             effect: "The e-mail goes back to processing; its extracted data or error is replaced by the new result and webhooks are notified again.",
+            confirm_when: &[],
         },
         ToolRow {
             name: "emails_delete",
@@ -171,6 +193,7 @@ pub fn rows() -> Vec<ToolRow> {
             destructive: true,
             idempotent: true,
             effect: "It will disappear from lists and reads; nothing else changes.",
+            confirm_when: &[],
         },
         read(
             "webhooks_list",
@@ -187,12 +210,13 @@ pub fn rows() -> Vec<ToolRow> {
         ToolRow {
             name: "webhooks_upsert",
             title: "Create or update webhook",
-            description: "Create the webhook for this https URL, or update it when the URL exists. A new webhook's signing secret is in this response only.",
+            description: "Create the webhook for this https URL, or update it when the URL exists. A new webhook's signing secret is in this response only. Destructive: the user is asked to confirm (the URL decides where the workspace's events go; status disabled stops them).",
             op: Op::WebhooksUpsert,
             read_only: false,
-            destructive: false,
+            destructive: true,
             idempotent: true,
-            effect: "",
+            effect: "The workspace's events (e-mail senders, amounts, due dates and bank lines) will be sent to this URL, signed with a secret returned once; for a URL already registered, its events, status or description change, and status disabled stops its notifications.",
+            confirm_when: &[],
         },
         ToolRow {
             name: "webhooks_delete",
@@ -203,6 +227,7 @@ pub fn rows() -> Vec<ToolRow> {
             destructive: true,
             idempotent: true,
             effect: "The webhook stops receiving events and disappears from lists and reads.",
+            confirm_when: &[],
         },
         ToolRow {
             name: "webhooks_test",
@@ -213,6 +238,7 @@ pub fn rows() -> Vec<ToolRow> {
             destructive: true,
             idempotent: false,
             effect: "A signed webhook.test event is sent to the webhook's URL and recorded as a delivery.",
+            confirm_when: &[],
         },
         ToolRow {
             name: "webhooks_rotate_secret",
@@ -223,6 +249,7 @@ pub fn rows() -> Vec<ToolRow> {
             destructive: true,
             idempotent: false,
             effect: "The old secret stops working at once: the receiver must be given the new one to keep verifying deliveries.",
+            confirm_when: &[],
         },
         read(
             "webhook_deliveries_list",
@@ -239,6 +266,7 @@ pub fn rows() -> Vec<ToolRow> {
             destructive: true,
             idempotent: false,
             effect: "The event is delivered again to the webhook's URL as a new attempt.",
+            confirm_when: &[],
         },
         read(
             "jobs_get",

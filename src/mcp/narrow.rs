@@ -8,8 +8,13 @@
 //! is the unknown-tool error, before any confirmation is asked. Resources,
 //! prompts and completions follow through the caller's scopes, which the
 //! narrowing trims: a read-only connection keeps only read scopes; a toolset
-//! keeps its resource's scopes (`jobs` keeps the e-mail and webhook read
-//! scopes, since reading a job needs the read scope of its subject).
+//! keeps its resource's scopes. Jobs are checked against the scope of their
+//! subject (an e-mail or a webhook), so `jobs` keeps the token's e-mail and
+//! webhook scopes for jobs alone (`Principal::job_scopes`): on `/mcp/x/jobs`
+//! a job can be read (and, unless read-only, cancelled) while the e-mails,
+//! webhooks, their resources, completions and prompts stay out of reach.
+//! Anything outside the narrowing is "not found", never a step-up challenge
+//! for a scope the token has.
 
 use std::borrow::Cow;
 
@@ -110,10 +115,19 @@ impl Narrowing {
             Scope::EmailsIngest => (1, true),
             Scope::AuditRead => (4, false),
         };
+        self.toolsets & (1 << set) != 0 && !(write && self.readonly)
+    }
+
+    /// The scopes a job's subject is checked against: with the `jobs`
+    /// toolset, the token's e-mail and webhook scopes (reads only on a
+    /// read-only connection), whatever other toolsets are kept; without it,
+    /// those the narrowing keeps.
+    fn keeps_for_jobs(&self, scope: Scope) -> bool {
+        let subject =
+            matches!(scope, Scope::EmailsRead | Scope::EmailsWrite | Scope::WebhooksRead | Scope::WebhooksWrite);
         let jobs = self.toolsets & (1 << 3) != 0;
-        // Reading a job needs its subject's read scope: e-mails' or webhooks'.
-        let in_set = self.toolsets & (1 << set) != 0 || (jobs && !write && matches!(set, 1 | 2));
-        in_set && !(write && self.readonly)
+        let write = matches!(scope, Scope::EmailsWrite | Scope::WebhooksWrite);
+        (jobs && subject && !(write && self.readonly)) || self.keeps(scope)
     }
 
     /// The caller as this connection narrows it: the same person with only
@@ -124,6 +138,7 @@ impl Narrowing {
         }
         let mut narrowed = principal.clone();
         narrowed.scopes = principal.scopes.retain(|s| self.keeps(s));
+        narrowed.job_scopes = principal.job_scopes.retain(|s| self.keeps_for_jobs(s));
         Cow::Owned(narrowed)
     }
 }

@@ -174,12 +174,28 @@ async fn read(ctx: &Ctx<'_>, task_id: &str) -> Result<Job, RpcError> {
     }
 }
 
-/// Cancels the task's job if it is still queued; acknowledged the same way
-/// when it is running, finished or already cancelled (cooperative).
+/// Cancels the task's job. The acknowledgement (`{}`) means the job is
+/// cancelled and will never run: a queued job is cancelled (its cancellation
+/// cannot be vetoed), and a repeated cancel of a cancelled task is
+/// acknowledged again. A task that is already running (it cannot be stopped)
+/// or finished is -32602 naming its status, as the extension asks of a
+/// request the server can see is invalid; so is an unknown task.
 async fn cancel(call: &Call<'_>, ctx: &Ctx<'_>, task_id: &str) -> Result<(), RpcError> {
     match run(ctx, Op::JobCancel, task_id).await {
-        Ok(_) | Err(ApiError::Conflict { code: "job_not_cancellable", .. }) => Ok(()),
+        Ok(response) => {
+            let job: Option<Job> = response.body.get("data").and_then(|data| serde_json::from_value(data.clone()).ok());
+            match job {
+                Some(job) if job.status == JobStatus::Cancelled => Ok(()),
+                Some(job) => Err(not_cancellable(&job)),
+                None => Err(RpcError::internal("The job could not be read")),
+            }
+        }
+        // Running or finished (a runner may have taken it a moment ago).
+        Err(ApiError::Conflict { .. }) => Err(not_cancellable(&read(ctx, task_id).await?)),
         Err(ApiError::Unavailable) => Err(unavailable()),
+        // Outside a narrowed connection it does not exist (never a step-up
+        // for a scope the token has and the narrowing left out).
+        Err(ApiError::InsufficientScope { .. }) if call.narrowing.is_narrowed() => Err(not_found(task_id)),
         // Allowed to see it but not to act on it: say why. Otherwise it does not exist.
         Err(ApiError::InsufficientScope { scopes }) => {
             read(ctx, task_id).await?;
@@ -189,10 +205,20 @@ async fn cancel(call: &Call<'_>, ctx: &Ctx<'_>, task_id: &str) -> Result<(), Rpc
             read(ctx, task_id).await?;
             Err(RpcError::forbidden(message).with_data(json!({"taskId": task_id})))
         }
-        // A runner took it while we tried: it is no longer queued.
-        Err(ApiError::Conflict { .. }) => Ok(()),
         Err(_) => Err(not_found(task_id)),
     }
+}
+
+/// -32602 for a task that can no longer be cancelled, with its status.
+fn not_cancellable(job: &Job) -> RpcError {
+    let task = envelope(job);
+    let status = task.get("status").and_then(Value::as_str).unwrap_or("working");
+    let message = if job.status == JobStatus::Running {
+        "Cannot cancel task: it is already running and cannot be stopped; follow it with tasks/get".to_owned()
+    } else {
+        format!("Cannot cancel task: it is already in a terminal status ({status})")
+    };
+    RpcError::invalid_params(message).with_data(json!({"taskId": job.id, "status": status}))
 }
 
 #[cfg(test)]

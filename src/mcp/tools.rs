@@ -47,6 +47,7 @@ impl Tool {
             Needs::Role(scope, permission) => principal.has(scope) && role.allows(permission),
             Needs::Scope(scope) => principal.has(scope),
             Needs::Handler { any } => any.iter().any(|s| principal.has(*s)),
+            Needs::Job { any } => any.iter().any(|s| principal.has_for_jobs(*s)),
         }
     }
 
@@ -151,9 +152,12 @@ impl Tools {
         let ctx = call.api_ctx(tenant, tool.row.name);
 
         // Stage I: scope (HTTP 403, step-up), then role (tool error), from the route table.
-        if let Needs::Handler { any } = tool.needs()
-            && !any.iter().any(|s| call.principal.has(*s))
-        {
+        let hopeless = match tool.needs() {
+            Needs::Handler { any } => Some(any).filter(|any| !any.iter().any(|s| call.principal.has(*s))),
+            Needs::Job { any } => Some(any).filter(|any| !any.iter().any(|s| call.principal.has_for_jobs(*s))),
+            Needs::Role(..) | Needs::Scope(_) => None,
+        };
+        if let Some(any) = hopeless {
             return Err(step_up(call, any));
         }
         let permit = match api::authorize(&ctx, tool.row.op) {
@@ -166,8 +170,8 @@ impl Tools {
             return Ok(tool_result(version, &body, true));
         }
 
-        // Stage J: destructive tools run only on a confirmation of this call.
-        if tool.row.destructive {
+        // Stage J: destructive calls run only on a confirmation of this call.
+        if tool.row.needs_confirmation(&args) {
             match call.era {
                 Era::Handshake(_) => return Ok(confirmation_required(tool, version)),
                 Era::Stateless if !call.client.form_elicitation => {
@@ -203,6 +207,14 @@ impl Tools {
                 })
             }
             Ok(response) => Ok(tool_result(version, &response.body, !response.is_success())),
+            // What the handler found is outside a narrowed connection (a job
+            // whose subject the narrowing leaves out): it is not there, as a
+            // resource outside the narrowing is not.
+            Err(ApiError::InsufficientScope { .. })
+                if call.narrowing.is_narrowed() && tool.row.op == api::Op::JobGet =>
+            {
+                Ok(tool_result(version, &ApiError::NotFound { what: "Job" }.body(), true))
+            }
             Err(ApiError::InsufficientScope { scopes }) => Err(step_up(call, &scopes)),
             // Storage trouble is the server's, not the tool's: 503 with Retry-After.
             Err(ApiError::Unavailable) => Err(unavailable()),

@@ -59,6 +59,9 @@ struct Guard {
 #[error("{0}")]
 struct Refused(String);
 
+/// What a delivery refused by the address guard says (`describe`).
+pub const REFUSED_NAME: &str = "refused: the receiver's host name does not resolve to a public address";
+
 impl reqwest::dns::Resolve for Guard {
     fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
         let lookup = Arc::clone(&self.lookup);
@@ -236,7 +239,10 @@ impl Outbound {
     }
 }
 
-/// A readable cause, without the URL's query (it may carry a customer token).
+/// A readable cause, without the URL's query (it may carry a customer
+/// token) and without what name resolution found: a refused name gets one
+/// generic sentence (in a VPC with private DNS the addresses would map the
+/// internal network for whoever reads the delivery); the detail is logged.
 fn describe(error: &reqwest::Error) -> String {
     use std::error::Error as _;
     let mut cause = if error.is_timeout() {
@@ -249,7 +255,8 @@ fn describe(error: &reqwest::Error) -> String {
     let mut source = error.source();
     while let Some(inner) = source {
         if let Some(refused) = inner.downcast_ref::<Refused>() {
-            cause = format!("refused: {refused}");
+            tracing::warn!(detail = %refused, "a webhook delivery was refused by the address guard");
+            cause = REFUSED_NAME.to_owned();
             break;
         }
         source = inner.source();

@@ -9,6 +9,10 @@ use super::{Store, StoreError, s};
 use crate::domain::Tenant;
 use crate::domain::records::{Email, EmailStatus, Job};
 
+/// On an e-mail item in `processing`: the id of the job that set it there
+/// (not part of the e-mail's JSON). Any later write of the e-mail drops it.
+pub(super) const PENDING_JOB: &str = "pending_job";
+
 /// E-mail list filters.
 #[derive(Default)]
 pub struct EmailFilter {
@@ -69,10 +73,29 @@ impl Store {
         self.list(&q, limit, start).await
     }
 
-    /// Writes an e-mail as it is now (creation and updates by the worker).
+    /// Writes an e-mail as it is now (demo data).
     pub async fn put_email(&self, t: &Tenant, email: &Email) -> Result<(), StoreError> {
         self.client().put_item().table_name(self.table()).set_item(Some(Self::email_item(t, email)?)).send().await?;
         Ok(())
+    }
+
+    /// The worker's write-back of a processed e-mail: only over the version
+    /// it read (`read_updated_at`) and only while it is not deleted, so a
+    /// delete or a new reprocess that landed meanwhile is never undone.
+    /// `Conflict` when the e-mail moved on. Replacing the item also drops the
+    /// pending job's marker (`PENDING_JOB`).
+    pub async fn put_processed_email(
+        &self,
+        t: &Tenant,
+        email: &Email,
+        read_updated_at: &str,
+    ) -> Result<(), StoreError> {
+        self.put_conditional(
+            Self::email_item(t, email)?,
+            "attribute_exists(pk) AND attribute_not_exists(deleted_at) AND updated_at = :read",
+            &[(":read", s(read_updated_at))],
+        )
+        .await
     }
 
     /// Stores a new e-mail and its processing job in one transaction.
@@ -113,10 +136,14 @@ impl Store {
         job: &Job,
         audit: &Audit<'_>,
     ) -> Result<(), StoreError> {
+        // The e-mail names the job that set it to `processing`, so cancelling
+        // that job puts the old status back only while it still holds.
+        let mut item = Self::email_item(t, email)?;
+        item.insert(PENDING_JOB.into(), s(job.id.as_str()));
         let put_email = built(
             Put::builder()
                 .table_name(self.table())
-                .set_item(Some(Self::email_item(t, email)?))
+                .set_item(Some(item))
                 .condition_expression(
                     "attribute_exists(pk) AND attribute_not_exists(deleted_at) AND updated_at = :prev",
                 )

@@ -5,6 +5,7 @@
 
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, TransactWriteItem, Update};
 
+use super::emails::PENDING_JOB;
 use super::items::{Item, Keys, from_item, to_item};
 use super::keys::{self, PK, SK};
 use super::writes::{Audit, built, put, ws_pk};
@@ -18,6 +19,12 @@ pub struct ToCancel {
     /// The e-mail status to put back (e-mail jobs that set `processing`).
     restore: Option<String>,
 }
+
+/// The condition of `restore_item`: the e-mail is live, in `processing`,
+/// and the job it waits for is this one (or unnamed, on items written
+/// before e-mails named their pending job).
+const PENDING_ON: &str = "attribute_not_exists(deleted_at) AND #st = :processing \
+     AND (#pending = :job OR attribute_not_exists(#pending))";
 
 /// On an e-mail job's item: the e-mail's status before the job set it to
 /// `processing`, put back if the job is cancelled. Not part of the job's JSON.
@@ -80,60 +87,110 @@ impl Store {
     }
 
     /// Cancels a queued job: `queued → cancelled`, out of the queue index, so
-    /// no runner ever leases it; an e-mail it had set to `processing` gets its
-    /// previous status back, in the same transaction. A job that is no longer
-    /// queued is left as it is. Returns the job as it now is (`None`: it is
-    /// gone); its status says whether it was cancelled.
+    /// no runner ever leases it. An e-mail the job had set to `processing`
+    /// gets its previous status back in the same transaction, but only while
+    /// it is still this job's (`PENDING_JOB`): an e-mail that moved on (a
+    /// runner processed it, it was deleted) is left as it is, and never
+    /// vetoes the cancellation. A job that is no longer queued is left as it
+    /// is. Returns the job as it now is (`None`: it is gone); its status says
+    /// whether it was cancelled.
     pub async fn cancel_job(&self, t: &Tenant, read: ToCancel, audit: &Audit<'_>) -> Result<Option<Job>, StoreError> {
         let ToCancel { mut job, restore } = read;
-        if job.status != JobStatus::Queued {
-            return Ok(Some(job));
+        let is_email_job = matches!(job.kind, JobKind::EmailProcess | JobKind::EmailReprocess);
+        let restore = restore.filter(|_| is_email_job);
+        // Each round reads nothing it does not need; a round lost to a
+        // concurrent change of the e-mail is retried (the next one sees the
+        // e-mail as it now is and leaves it out).
+        for _ in 0..3 {
+            if job.status != JobStatus::Queued {
+                return Ok(Some(job));
+            }
+            let now = crate::sys::now_string();
+            let mut items = vec![self.cancel_item(t, &job.id, &now)?];
+            if let Some(restore) = &restore
+                && self.email_pending_on(t, &job.subject_id, &job.id).await?
+            {
+                items.push(self.restore_item(t, &job, restore, &now)?);
+            }
+            match self.transact_audited(t, items, Some(audit)).await {
+                Ok(()) => {
+                    job.status = JobStatus::Cancelled;
+                    job.updated_at = now;
+                    return Ok(Some(job));
+                }
+                // A runner leased the job first, or the e-mail changed after
+                // it was read: look again.
+                Err(StoreError::Conflict) => match self.get_job(t, &job.id).await? {
+                    Some(now_is) => job = now_is,
+                    None => return Ok(None),
+                },
+                Err(e) => return Err(e),
+            }
         }
-        let now = crate::sys::now_string();
+        // Three rounds lost to changes of the e-mail in as many moments: worth retrying.
+        if job.status == JobStatus::Queued { Err(StoreError::Throttled) } else { Ok(Some(job)) }
+    }
+
+    fn cancel_item(&self, t: &Tenant, id: &str, now: &str) -> Result<TransactWriteItem, StoreError> {
         let cancel = built(
             Update::builder()
                 .table_name(self.table())
                 .key(PK, s(ws_pk(t)))
-                .key(SK, s(keys::job(&job.id)))
+                .key(SK, s(keys::job(id)))
                 .update_expression("SET #st = :cancelled, updated_at = :at REMOVE gsi1pk, gsi1sk")
                 .condition_expression("#st = :queued")
                 .expression_attribute_names("#st", "status")
                 .expression_attribute_values(":cancelled", s("cancelled"))
                 .expression_attribute_values(":queued", s("queued"))
-                .expression_attribute_values(":at", s(now.clone()))
+                .expression_attribute_values(":at", s(now))
                 .build(),
         )?;
-        let mut items = vec![TransactWriteItem::builder().update(cancel).build()];
-        let is_email_job = matches!(job.kind, JobKind::EmailProcess | JobKind::EmailReprocess);
-        if let (Some(restore), true) = (restore, is_email_job) {
-            let email = built(
-                Update::builder()
-                    .table_name(self.table())
-                    .key(PK, s(ws_pk(t)))
-                    .key(SK, s(keys::email(&job.subject_id)))
-                    .update_expression("SET #st = :restore, updated_at = :at")
-                    .condition_expression("#st = :processing")
-                    .expression_attribute_names("#st", "status")
-                    .expression_attribute_values(":restore", s(restore))
-                    .expression_attribute_values(":processing", s("processing"))
-                    .expression_attribute_values(":at", s(now.clone()))
-                    .build(),
-            )?;
-            items.push(TransactWriteItem::builder().update(email).build());
-        }
-        match self.transact_audited(t, items, Some(audit)).await {
-            Ok(()) => {
-                job.status = JobStatus::Cancelled;
-                job.updated_at = now;
-                Ok(Some(job))
-            }
-            // A runner leased it first (or the e-mail changed): as it now is.
-            Err(StoreError::Conflict) => match self.get_job(t, &job.id).await? {
-                Some(job) if job.status == JobStatus::Queued => Err(StoreError::Conflict),
-                other => Ok(other),
-            },
-            Err(e) => Err(e),
-        }
+        Ok(TransactWriteItem::builder().update(cancel).build())
+    }
+
+    /// Puts an e-mail's status from before `job` back, on the condition that
+    /// it is still `job`'s (items written before the marker existed: still
+    /// `processing`), live.
+    fn restore_item(&self, t: &Tenant, job: &Job, restore: &str, now: &str) -> Result<TransactWriteItem, StoreError> {
+        let email = built(
+            Update::builder()
+                .table_name(self.table())
+                .key(PK, s(ws_pk(t)))
+                .key(SK, s(keys::email(&job.subject_id)))
+                .update_expression("SET #st = :restore, updated_at = :at REMOVE #pending")
+                .condition_expression(PENDING_ON)
+                .expression_attribute_names("#st", "status")
+                .expression_attribute_names("#pending", PENDING_JOB)
+                .expression_attribute_values(":restore", s(restore))
+                .expression_attribute_values(":processing", s("processing"))
+                .expression_attribute_values(":job", s(job.id.as_str()))
+                .expression_attribute_values(":at", s(now))
+                .build(),
+        )?;
+        Ok(TransactWriteItem::builder().update(email).build())
+    }
+
+    /// Whether e-mail `email_id` is still in `processing` for `job_id` (what
+    /// `PENDING_ON` checks in the transaction), read consistently.
+    async fn email_pending_on(&self, t: &Tenant, email_id: &str, job_id: &str) -> Result<bool, StoreError> {
+        let out = self
+            .client()
+            .get_item()
+            .table_name(self.table())
+            .key(PK, s(ws_pk(t)))
+            .key(SK, s(keys::email(email_id)))
+            .consistent_read(true)
+            .send()
+            .await?;
+        let Some(item) = out.item else { return Ok(false) };
+        let text = |name: &str| match item.get(name) {
+            Some(AttributeValue::S(v)) => Some(v.as_str()),
+            _ => None,
+        };
+        let live = !item.contains_key("deleted_at");
+        let processing = text("status") == Some("processing");
+        let ours = text(PENDING_JOB).is_none_or(|pending| pending == job_id);
+        Ok(live && processing && ours)
     }
 
     /// Writes a job as it is now.
@@ -210,4 +267,9 @@ impl Store {
 /// Whether a stream record's sort key is a job's (what the worker runs).
 pub fn is_job_key(sk: &str) -> bool {
     sk.starts_with(&keys::job(""))
+}
+
+/// Whether a stream record's sort key is an audit record's (what the worker guards).
+pub fn is_audit_key(sk: &str) -> bool {
+    sk.starts_with(keys::AUDIT_PREFIX)
 }

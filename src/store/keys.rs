@@ -11,7 +11,7 @@
 //! | workspace | `T#{org}` | `WS#{ws}` |
 //! | membership (role of a person in a workspace) | `T#{org}#U#{sub}` | `WS#{ws}` |
 //! | ingestion client (a machine client that may ingest into a workspace) | `T#{org}#U#{sub}` | `INGEST#{ws}` |
-//! | rate-limit window | `T#{org}#RL#{sub}#{ws}` | `W#{window start, unix seconds}` |
+//! | rate-limit window (one per person and minute) | `T#{org}#RL#{sub}` | `W#{window start, unix seconds}` |
 //!
 //! Everything a workspace owns lives in its partition `T#{org}#W#{ws}`:
 //!
@@ -78,8 +78,10 @@ pub fn member_pk(org: &OrgId, sub: &str) -> String {
     format!("T#{org}#U#{}", escape(sub))
 }
 
-pub fn rate_pk(org: &OrgId, sub: &str, ws: &str) -> String {
-    format!("T#{org}#RL#{}#{}", escape(sub), escape(ws))
+/// A person's rate-limit windows: nothing in it comes from the request but
+/// the verified token (a budget per made-up workspace id would be unbounded).
+pub fn rate_pk(org: &OrgId, sub: &str) -> String {
+    format!("T#{org}#RL#{}", escape(sub))
 }
 
 pub fn rate_sk(window_start: u64) -> String {

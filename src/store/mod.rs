@@ -21,7 +21,7 @@ mod writes;
 pub use audit::AuditFilter;
 pub use emails::{EmailCounts, EmailFilter};
 pub use inboxes::InboxFilter;
-pub use jobs::{ToCancel, is_job_key};
+pub use jobs::{ToCancel, is_audit_key, is_job_key};
 pub use webhooks::StoredWebhook;
 pub use writes::Audit;
 

@@ -18,12 +18,11 @@ pub struct RateDecision {
 pub const WINDOW_SECS: u64 = 60;
 
 impl Store {
-    /// Counts a request of (org, sub, workspace) in the window containing `now`.
+    /// Counts a request of person (org, sub) in the window containing `now`.
     pub async fn hit_rate_limit(
         &self,
         org: &OrgId,
         sub: &str,
-        ws: &str,
         limit: u32,
         now: u64,
     ) -> Result<RateDecision, StoreError> {
@@ -33,7 +32,7 @@ impl Store {
             .client()
             .update_item()
             .table_name(self.table())
-            .key(PK, s(keys::rate_pk(org, sub, ws)))
+            .key(PK, s(keys::rate_pk(org, sub)))
             .key(SK, s(keys::rate_sk(window)))
             .update_expression("ADD #c :one SET #e = :exp")
             .condition_expression("attribute_not_exists(#c) OR #c < :limit")

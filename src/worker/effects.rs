@@ -23,7 +23,7 @@ use crate::domain::ids::Kind;
 use crate::domain::records::{
     Delivery, DeliveryStatus, Email, EmailStatus, EventType, Extracted, Job, JobKind, WebhookStatus,
 };
-use crate::store::StoredWebhook;
+use crate::store::{StoreError, StoredWebhook};
 use crate::sys::new_id;
 use crate::sys::now_string;
 
@@ -34,6 +34,10 @@ pub async fn apply(runner: &Runner, t: &Tenant, job: &Job) -> Result<Value, Effe
         JobKind::DeliveryResend => resend(runner, t, &job.subject_id).await,
     }
 }
+
+/// Why an e-mail job wrote nothing: the e-mail changed while it ran.
+pub const SUPERSEDED: &str =
+    "the e-mail was deleted or changed while this job ran; nothing was written and no event was sent";
 
 /// Applies the extraction outcome to the e-mail.
 pub fn apply_extraction(email: &mut Email, outcome: Result<boleto::Slip, boleto::BoletoError>) {
@@ -69,9 +73,15 @@ async fn process_email(runner: &Runner, t: &Tenant, job: &Job) -> Result<Value, 
         EventType::EmailRejected
     } else {
         let outcome = boleto::extract(&email.text, received_date(&email));
+        let read_version = std::mem::replace(&mut email.updated_at, now_string());
         apply_extraction(&mut email, outcome);
-        email.updated_at = now_string();
-        runner.store.put_email(t, &email).await?;
+        // Over the version read only: a delete or a newer reprocess that
+        // landed meanwhile wins, and this job ends without notifying.
+        match runner.store.put_processed_email(t, &email, &read_version).await {
+            Ok(()) => {}
+            Err(StoreError::Conflict) => return Err(EffectError::Permanent(SUPERSEDED.into())),
+            Err(e) => return Err(e.into()),
+        }
         if email.status == EmailStatus::Processed { EventType::EmailProcessed } else { EventType::EmailFailed }
     };
     let data = json!({

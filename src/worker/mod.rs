@@ -70,10 +70,15 @@ pub enum EffectError {
 }
 
 impl From<StoreError> for EffectError {
+    /// Storage errors reach clients (a job's `error`, `tasks/get`) as one
+    /// sentence; the error itself goes to the log.
     fn from(e: StoreError) -> Self {
         match e {
             StoreError::Throttled | StoreError::Unavailable(_) => EffectError::Transient(e),
-            other => EffectError::Permanent(other.to_string()),
+            other => {
+                tracing::error!(error = %other, "a job's data could not be used");
+                EffectError::Permanent("the data this job needs could not be read".into())
+            }
         }
     }
 }
@@ -95,7 +100,12 @@ pub async fn run(runner: &Runner, tenant: &Tenant, id: &str) -> Result<Ran, Stor
             Ok(result) => break Ok(result),
             Err(EffectError::Permanent(why)) => break Err((JobErrorKind::Operation, why)),
             Err(EffectError::Transient(e)) if job.attempts >= MAX_ATTEMPTS => {
-                break Err((JobErrorKind::Platform, format!("gave up after {} attempts: {e}", job.attempts)));
+                // The storage error chain is for the log, not for clients.
+                tracing::error!(job = %job.id, attempts = job.attempts, error = %e, "job gave up");
+                break Err((
+                    JobErrorKind::Platform,
+                    format!("the service could not complete this job after {} attempts; run it again", job.attempts),
+                ));
             }
             Err(EffectError::Transient(e)) => {
                 tracing::warn!(job = %job.id, attempt = job.attempts, error = %e, "transient failure; retrying");

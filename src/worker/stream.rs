@@ -2,6 +2,15 @@
 //! its tenant and id; the runner does the rest. Records that cannot be
 //! recorded are reported as batch item failures, so Lambda delivers them
 //! again (and the job's lease makes that safe).
+//!
+//! The stream also guards the audit trail. Audit records are only ever
+//! added (every write of one is a conditional put), but the MCP function's
+//! role may write anywhere in the table: IAM cannot tell an audit item from
+//! the others by its sort key, nor allow a put only when it adds. So a change
+//! or removal of an audit record that is not its TTL expiry (done by the
+//! DynamoDB service itself) is reported here: an error log line and the
+//! `AuditTampered` metric, which the template alarms on. The record's
+//! earlier state stays restorable from point-in-time recovery.
 
 use aws_lambda_events::event::dynamodb::Event;
 use aws_lambda_events::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse};
@@ -9,7 +18,7 @@ use serde::Deserialize;
 
 use super::{Ran, Runner, run};
 use crate::domain::{OrgId, Role, Tenant, WorkspaceId};
-use crate::store::is_job_key;
+use crate::store::{is_audit_key, is_job_key};
 
 #[derive(Deserialize)]
 struct JobImage {
@@ -25,6 +34,7 @@ pub async fn handle(runner: &Runner, event: Event) -> DynamoDbEventResponse {
     let mut response = DynamoDbEventResponse::default();
     for record in event.records {
         if record.event_name != "INSERT" {
+            audit_guard(&record);
             continue;
         }
         let Ok(image) = serde_dynamo::from_item::<_, JobImage>(record.change.new_image) else { continue };
@@ -57,4 +67,37 @@ pub async fn handle(runner: &Runner, event: Event) -> DynamoDbEventResponse {
         }
     }
     response
+}
+
+#[derive(Deserialize)]
+struct Keys {
+    pk: String,
+    sk: String,
+}
+
+/// Reports a change or removal of an audit record other than its expiry.
+fn audit_guard(record: &aws_lambda_events::event::dynamodb::EventRecord) {
+    let Ok(keys) = serde_dynamo::from_item::<_, Keys>(record.change.keys.clone()) else { return };
+    if !is_audit_key(&keys.sk) {
+        return;
+    }
+    let expired = record.event_name == "REMOVE"
+        && record
+            .user_identity
+            .as_ref()
+            .is_some_and(|u| u.type_ == "Service" && u.principal_id == "dynamodb.amazonaws.com");
+    if expired {
+        return;
+    }
+    tracing::error!(pk = %keys.pk, sk = %keys.sk, event = %record.event_name, "an audit record was changed or removed");
+    crate::telemetry::Emf {
+        dimensions: &[&[]],
+        metrics: &[("AuditTampered", "Count", 1.0)],
+        properties: &[
+            ("Partition", serde_json::Value::from(keys.pk.as_str())),
+            ("Record", serde_json::Value::from(keys.sk.as_str())),
+            ("Event", serde_json::Value::from(record.event_name.as_str())),
+        ],
+    }
+    .emit();
 }

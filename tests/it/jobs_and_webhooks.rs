@@ -67,7 +67,7 @@ pub(crate) async fn run_job(h: &Harness, id: &str) -> Ran {
 
 /// The job of a 202 answer, after checking the answer's shape.
 #[track_caller]
-fn accepted_job(resp: &Resp, kind: &str) -> Value {
+pub(crate) fn accepted_job(resp: &Resp, kind: &str) -> Value {
     let body = resp.json();
     assert_eq!(resp.status, 202, "body {body}");
     let job = body["data"]["job"].clone();
@@ -85,7 +85,7 @@ fn id_of(value: &Value) -> String {
 }
 
 /// Starts a reprocess of `email` through REST: the queued job's id.
-async fn reprocess(h: &Harness, email: &str) -> String {
+pub(crate) async fn reprocess(h: &Harness, email: &str) -> String {
     let resp = send(h.api("POST", &format!("/emails/{email}/reprocess"))).await;
     let job = accepted_job(&resp, "email.reprocess");
     assert_eq!(job["subject_id"], email);
@@ -333,7 +333,7 @@ fn assert_refused(attempt: &inbox::outbound::Attempt, what: &str) {
 }
 
 /// Every address class a webhook must never reach.
-const REFUSED: [&str; 16] = [
+const REFUSED: [&str; 21] = [
     "10.0.0.1",
     "10.255.255.254",
     "172.16.0.1",
@@ -350,6 +350,12 @@ const REFUSED: [&str; 16] = [
     "fe80::1",
     "::ffff:127.0.0.1",
     "::ffff:169.254.169.254",
+    // 6to4 around the metadata address, local-use NAT64, Teredo, the 6to4 relay range.
+    "2002:a9fe:a9fe::1",
+    "64:ff9b:1::a9fe:a9fe",
+    "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+    "2001::1",
+    "192.88.99.1",
 ];
 
 fn literal_url(ip: &str) -> String {
@@ -680,6 +686,30 @@ async fn test_webhook(h: &Harness, webhook: &str) -> String {
 }
 
 #[tokio::test]
+async fn a_changed_or_removed_audit_record_is_reported_and_its_expiry_is_not() {
+    let h = Harness::new();
+    h.app().await;
+    let sk = "AUD#aud_20261204120000000_tampered";
+    let modified = stream_record("MODIFY", "301", sk, "aud_20261204120000000_tampered");
+    let removed = stream_record("REMOVE", "302", sk, "aud_20261204120000000_tampered");
+    let logs = crate::common::capture_logs(async {
+        assert!(handle_stream(&h, vec![modified, removed]).await.is_empty(), "nothing to deliver again");
+    })
+    .await;
+    assert_eq!(logs.matches("an audit record was changed or removed").count(), 2, "{logs}");
+    assert!(logs.contains(sk) && logs.contains("MODIFY") && logs.contains("REMOVE"), "{logs}");
+
+    let mut expired = stream_record("REMOVE", "303", sk, "aud_20261204120000000_tampered");
+    expired["userIdentity"] = json!({"type": "Service", "principalId": "dynamodb.amazonaws.com"});
+    let other = stream_record("MODIFY", "304", "EML#eml_energy_nov", "eml_energy_nov");
+    let logs = crate::common::capture_logs(async {
+        handle_stream(&h, vec![expired, other]).await;
+    })
+    .await;
+    assert!(!logs.contains("an audit record"), "expiry and other items are not reported: {logs}");
+}
+
+#[tokio::test]
 async fn a_job_record_delivered_twice_by_the_stream_sends_its_webhook_test_once() {
     let h = Harness::new();
     let receiver = Receiver::start().await;
@@ -762,12 +792,12 @@ async fn stream_records_that_are_not_new_jobs_are_ignored() {
 // ---------------------------------------------------------------------------
 
 /// A `POST /inboxes/{inbox}/emails` as the organization's mail pipeline.
-fn ingest<'a>(h: &'a Harness, inbox: &str, body: &Value) -> Req<'a> {
+pub(crate) fn ingest<'a>(h: &'a Harness, inbox: &str, body: &Value) -> Req<'a> {
     let token = h.token_for("svc_mailpipe", "org_demo", "emails:ingest");
     h.api("POST", &format!("/inboxes/{inbox}/emails")).token(&token).header("x-workspace-id", "ws_main").json(body)
 }
 
-fn mail(from: &str) -> Value {
+pub(crate) fn mail(from: &str) -> Value {
     json!({
         "from": from,
         "to": "contas@demo.inbox.kobana.com.br",
@@ -780,7 +810,7 @@ fn mail(from: &str) -> Value {
 
 /// The ingested e-mail's id and status from a 202 answer, and its job.
 #[track_caller]
-fn ingested(resp: &Resp) -> (String, String, String) {
+pub(crate) fn ingested(resp: &Resp) -> (String, String, String) {
     let body = resp.json();
     let job = accepted_job(resp, "email.process");
     let email = &body["data"]["email"];
@@ -953,6 +983,19 @@ async fn every_refused_address_class_is_refused_as_a_literal_and_as_a_resolved_n
         assert_refused(&post(&client, &literal_url(ip)).await, &format!("literal {ip}"));
         assert_refused(&post(&client, "https://hooks.customer.example/hook").await, &format!("name resolving to {ip}"));
         assert_eq!(lookup.calls(), 1, "{ip}: the name was resolved once, by the checking resolver");
+    }
+}
+
+#[tokio::test]
+async fn a_refused_delivery_says_so_without_what_the_name_resolved_to() {
+    for answer in [&["10.1.2.3"][..], &["127.0.0.1"], &[]] {
+        let client = outbound(FakeLookup::fixed(answer), false);
+        let attempt = post(&client, "https://vm.internal.example/hook").await;
+        let error = attempt.error.unwrap_or_else(|| panic!("{answer:?} must be refused"));
+        assert_eq!(error, inbox::outbound::REFUSED_NAME, "{answer:?}");
+        for detail in ["10.1.2.3", "127.0.0.1", "vm.internal", "resolve to a refused"] {
+            assert!(!error.contains(detail), "{answer:?}: {error}");
+        }
     }
 }
 

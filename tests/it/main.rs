@@ -21,4 +21,5 @@ mod properties;
 mod rest_api;
 mod runtime;
 mod schemas;
+mod security;
 mod tasks;

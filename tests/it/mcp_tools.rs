@@ -28,8 +28,8 @@ const METADATA: &str = "resource_metadata=\"http://127.0.0.1:3000/.well-known/oa
 const TABLE: [(&str, bool, bool, bool); 21] = [
     ("inboxes_list", true, false, true),
     ("inboxes_get", true, false, true),
-    ("inboxes_upsert", false, false, true),
-    ("inboxes_update", false, false, true),
+    ("inboxes_upsert", false, true, true),
+    ("inboxes_update", false, true, true),
     ("inboxes_delete", false, true, true),
     ("inbox_senders_list", true, false, true),
     ("inbox_senders_add", false, true, true),
@@ -40,7 +40,7 @@ const TABLE: [(&str, bool, bool, bool); 21] = [
     ("emails_delete", false, true, true),
     ("webhooks_list", true, false, true),
     ("webhooks_get", true, false, true),
-    ("webhooks_upsert", false, false, true),
+    ("webhooks_upsert", false, true, true),
     ("webhooks_delete", false, true, true),
     ("webhooks_test", false, true, false),
     ("webhooks_rotate_secret", false, true, false),
@@ -481,7 +481,8 @@ async fn jobs_get_returns_what_get_job_returns() {
 async fn inboxes_upsert_creates_then_updates_by_slug_like_put_inboxes() {
     let h = Harness::new();
     let args = json!({"slug": "mcp-created", "name": "Criada via MCP", "sender_policy": "allowed_only"});
-    let created = tool_result(&mcp(call(&h, 1, "inboxes_upsert", &args)).await, 1, false);
+    // Setting a sender policy is confirmed by the person first.
+    let created = tool_result(&confirmed(&h, 1, "inboxes_upsert", &args).await, 2, false);
     let data = &created["data"];
     assert_eq!(data["slug"], "mcp-created");
     assert_eq!(data["name"], "Criada via MCP");
@@ -497,8 +498,8 @@ async fn inboxes_upsert_creates_then_updates_by_slug_like_put_inboxes() {
     assert_eq!(keys(&created["data"]), keys(&by_rest["data"]), "same shape as PUT /inboxes");
 
     let updated = tool_result(
-        &mcp(call(&h, 2, "inboxes_upsert", &json!({"slug": "mcp-created", "name": "Renomeada"}))).await,
-        2,
+        &mcp(call(&h, 3, "inboxes_upsert", &json!({"slug": "mcp-created", "name": "Renomeada"}))).await,
+        3,
         false,
     );
     assert_eq!(updated["data"]["id"], id.as_str(), "the slug matched the same inbox");
@@ -531,7 +532,7 @@ async fn webhooks_upsert_creates_with_its_secret_once_then_updates_by_url_like_p
     let h = Harness::new();
     let url = "https://hooks.example.com/from-mcp";
     let args = json!({"url": url, "events": ["email.failed", "email.rejected"], "description": "Via MCP"});
-    let created = tool_result(&mcp(call(&h, 1, "webhooks_upsert", &args)).await, 1, false);
+    let created = tool_result(&confirmed(&h, 1, "webhooks_upsert", &args).await, 2, false);
     let data = created["data"].clone();
     let secret = data["secret"].as_str().unwrap_or_else(|| panic!("a new webhook shows its secret: {created}"));
     assert!(secret.starts_with("whsec_"), "{secret}");
@@ -555,7 +556,7 @@ async fn webhooks_upsert_creates_with_its_secret_once_then_updates_by_url_like_p
     assert_eq!(keys(&data), keys(&by_rest["data"]), "same shape as PUT /webhooks");
 
     let updated =
-        tool_result(&mcp(call(&h, 2, "webhooks_upsert", &json!({"url": url, "status": "disabled"}))).await, 2, false);
+        tool_result(&confirmed(&h, 3, "webhooks_upsert", &json!({"url": url, "status": "disabled"})).await, 4, false);
     assert_eq!(updated["data"]["id"], id.as_str(), "the URL matched the same webhook");
     assert_eq!(updated["data"]["status"], "disabled");
     assert!(updated["data"].get("secret").is_none(), "an update shows no secret: {updated}");
@@ -926,7 +927,7 @@ async fn rest_validation_and_not_found_failures_are_tool_errors_with_the_rest_bo
     assert_eq!(payload, by_rest);
 
     let url = "http://10.0.0.1/hook";
-    let payload = tool_result(&mcp(call(&h, 5, "webhooks_upsert", &json!({"url": url}))).await, 5, true);
+    let payload = tool_result(&confirmed(&h, 5, "webhooks_upsert", &json!({"url": url})).await, 6, true);
     let (status, by_rest) = rest_with(&h, "PUT", "/webhooks", &json!({"url": url})).await;
     assert_eq!(status, 422);
     assert_eq!(payload, by_rest);
@@ -1132,6 +1133,10 @@ async fn a_client_without_form_elicitation_gets_400_missing_capability_for_every
         ("webhooks_test", json!({"id": "whk_demo"})),
         ("webhooks_rotate_secret", json!({"id": "whk_demo"})),
         ("webhook_deliveries_resend", json!({"id": "dlv_demo_failed"})),
+        ("inboxes_update", json!({"id": "inb_bills", "sender_policy": "anyone"})),
+        ("inboxes_upsert", json!({"slug": "bills", "name": "Contas", "sender_policy": "anyone"})),
+        ("webhooks_upsert", json!({"url": "https://attacker.example/collect"})),
+        ("webhooks_upsert", json!({"url": "https://hooks.example.com/kobana", "status": "disabled"})),
     ];
     let mut id = 0;
     for caps in [json!({}), json!({"elicitation": {"url": {}}}), json!({"sampling": {}, "roots": {}})] {
@@ -1376,7 +1381,7 @@ async fn a_retry_whose_client_no_longer_declares_form_elicitation_gets_missing_c
 
 // §7 line 122
 #[tokio::test]
-async fn non_destructive_tools_never_ask_for_confirmation() {
+async fn calls_that_change_nothing_dangerous_never_ask_for_confirmation() {
     let h = Harness::new();
     let cases = [
         ("inboxes_list", json!({})),
@@ -1388,7 +1393,6 @@ async fn non_destructive_tools_never_ask_for_confirmation() {
         ("emails_get", json!({"id": "eml_energy_nov"})),
         ("webhooks_list", json!({})),
         ("webhooks_get", json!({"id": "whk_demo"})),
-        ("webhooks_upsert", json!({"url": "https://no-ask.example.com/x"})),
         ("webhook_deliveries_list", json!({"id": "whk_demo"})),
         ("jobs_get", json!({"id": "job_demo"})),
     ];
@@ -1415,6 +1419,10 @@ async fn handshake_era_destructive_tools_answer_confirmation_required_and_run_no
         ("webhooks_test", json!({"id": "whk_demo"})),
         ("webhooks_rotate_secret", json!({"id": "whk_demo"})),
         ("webhook_deliveries_resend", json!({"id": "dlv_demo_failed"})),
+        ("inboxes_update", json!({"id": "inb_bills", "sender_policy": "anyone"})),
+        ("inboxes_upsert", json!({"slug": "bills", "name": "Contas", "sender_policy": "anyone"})),
+        ("webhooks_upsert", json!({"url": "https://attacker.example/collect"})),
+        ("webhooks_upsert", json!({"url": "https://hooks.example.com/kobana", "status": "disabled"})),
     ];
     let mut id = 0;
     for version in [Some("2025-06-18"), None] {

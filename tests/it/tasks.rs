@@ -320,7 +320,7 @@ async fn cancelling_a_queued_task_stops_its_effect_and_is_idempotent() {
 }
 
 #[tokio::test]
-async fn cancelling_a_finished_task_is_acknowledged_and_changes_nothing() {
+async fn cancelling_a_finished_task_is_invalid_params_naming_its_status_and_changes_nothing() {
     let h = Harness::new();
     let receiver = Receiver::start().await;
     let webhook = webhook_for(&h, &receiver).await;
@@ -328,7 +328,13 @@ async fn cancelling_a_finished_task_is_acknowledged_and_changes_nothing() {
     assert_eq!(run_job(&h, &task_id).await, Ran::Finished(JobStatus::Succeeded));
     let before = get_task(&h, 1, &task_id).await;
 
-    send(task_req(&h, 2, "tasks/cancel", &task_id)).await.assert_stateless_ok(json!(2));
+    // The extension: an error for a request the server can see is invalid,
+    // never an acknowledgement of a cancellation that cannot happen.
+    let resp = send(task_req(&h, 2, "tasks/cancel", &task_id)).await;
+    resp.assert_error(200, -32602, json!(2));
+    let error = &resp.json()["error"];
+    assert_eq!(error["data"], json!({"taskId": task_id, "status": "completed"}), "{error}");
+    assert!(error["message"].as_str().unwrap().contains("terminal"), "{error}");
     let after = get_task(&h, 3, &task_id).await;
     assert_eq!(after["status"], "completed", "{after}");
     assert_eq!(after["result"], before["result"]);

@@ -453,3 +453,34 @@ pub async fn table_dump(table: &str) -> Vec<String> {
         }
     }
 }
+
+/// Everything logged at `info` and above while `run` runs on this thread
+/// (the tests' runtime runs every task on it), as the JSON lines Lambda
+/// ships: the request span's fields included.
+pub async fn capture_logs(run: impl std::future::Future<Output = ()>) -> String {
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<std::sync::Mutex<Vec<u8>>>);
+    impl std::io::Write for Buffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().expect("log buffer").extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let buffer = Buffer::default();
+    let writer = buffer.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .json()
+        .with_current_span(true)
+        .flatten_event(true)
+        .with_max_level(tracing::Level::INFO)
+        .with_writer(move || writer.clone())
+        .finish();
+    let guard = tracing::subscriber::set_default(subscriber);
+    run.await;
+    drop(guard);
+    let bytes = buffer.0.lock().expect("log buffer").clone();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
