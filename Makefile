@@ -11,9 +11,10 @@ CARGO ?= cargo
 run:
 	PORT=$(PORT) scripts/run.sh
 
-## Lint, then every test (unit, integration, event replay) against the local database.
-test: lint
-	scripts/test.sh
+## Every check CI runs — lint, unit, integration, event replay, SDK interop, API properties —
+## with each stage's time; `make test T=<filter>` runs the cargo tests matching a filter only.
+test:
+	scripts/test.sh $(T)
 
 ## Formatting, clippy, one-way module layers, the SAM template (cfn-lint, sam validate --lint) and the OpenAPI document (openapi-spec-validator), as CI runs them.
 lint:
@@ -27,7 +28,7 @@ lint:
 OUT ?= openapi.json
 openapi:
 	@$(CARGO) build --quiet --bin kobana-inbox-mcp
-	./target/debug/kobana-inbox-mcp openapi >$(OUT)
+	@. scripts/lib.sh && "$$(bin_path)" openapi >$(OUT)
 	@echo "wrote $(OUT)"
 
 
@@ -62,7 +63,7 @@ db-stop:
 token:
 	@$(CARGO) build --quiet --bin kobana-inbox-mcp
 	@DEV_ISSUER_KEY=$${DEV_ISSUER_KEY:-.local/dev-issuer.key} SUB="$(SUB)" ORG="$(ORG)" SCOPES="$(SCOPES)" AUD="$(AUD)" \
-		./target/debug/kobana-inbox-mcp dev-token
+		"$$(. scripts/lib.sh && bin_path)" dev-token
 
 fmt:
 	$(CARGO) fmt --all

@@ -20,6 +20,7 @@ import httpx2
 from mcp import Client, types
 from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 from mcp_types import Request, RequestParams, Result
 
 URL = os.environ["MCP_URL"]
@@ -198,9 +199,16 @@ async def main():
                       and not result.is_error and job.get("status") == "succeeded"
                       and job.get("result", {}).get("extracted", {}).get("amount_cents") == 48750,
                       f"created={tasks.created} polls={tasks.polls} result={text_of(result)[:300]}")
-                ack = await client.session.send_request(
-                    CancelTask(method="tasks/cancel", params=TaskParams(task_id=tasks.created[0].task_id)), Result)
-                check("tasks/cancel of a finished task is acknowledged", ack is not None, ack)
+                # A finished task cannot be cancelled: -32602 naming its status,
+                # never an acknowledgement of a cancellation that did not happen.
+                try:
+                    refused = await client.session.send_request(
+                        CancelTask(method="tasks/cancel", params=TaskParams(task_id=tasks.created[0].task_id)), Result)
+                except MCPError as e:
+                    refused = e
+                check("tasks/cancel of a finished task is -32602 with its status",
+                      isinstance(refused, MCPError) and refused.code == -32602
+                      and (refused.data or {}).get("status") == "completed", refused)
 
             for name, fn in [("discover tasks", discover_tasks), ("emails_reprocess as a task", reprocess_as_task)]:
                 await step(name, fn)

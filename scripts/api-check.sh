@@ -29,7 +29,7 @@ mkdir -p "$OUT"
 
 serve_for_tests "$OUT/server.log"
 # The demo admin with every person scope (audit:read included).
-TOKEN=$(./target/debug/kobana-inbox-mcp dev-token)
+TOKEN=$("$(bin_path)" dev-token)
 
 start=$SECONDS
 status=0

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The local DynamoDB-compatible server (moto in server mode, started by
-# scripts/moto_server.py so that every action is atomic), installed into
-# .local/venv on first use and bound to 127.0.0.1 only.
+# scripts/moto_server.py so that every action is atomic), installed on first
+# use (into the per-user cache, linked at .local/venv) and bound to 127.0.0.1 only.
 #   scripts/db.sh start   start it unless something already answers on the port
 #   scripts/db.sh stop    stop the server this script started (by its PID)
 #   scripts/db.sh install install it only (the fault tests start their own servers)
@@ -18,12 +18,10 @@ answering() { (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; }
 # Pinned: scripts/moto_server.py adjusts moto's transaction internals.
 MOTO_VERSION=5.2.5
 
+# In the per-user cache (scripts/cache.sh), linked at $VENV.
 install() {
-  if ! "$VENV/bin/python" -c "import moto, sys; sys.exit(moto.__version__ != '$MOTO_VERSION')" 2>/dev/null; then
-    echo "installing the local DynamoDB (moto $MOTO_VERSION) into $VENV ..." >&2
-    python3 -m venv "$VENV"
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check "moto[server]==$MOTO_VERSION"
-  fi
+  . scripts/cache.sh
+  cached_venv "$VENV" moto "moto[server]==$MOTO_VERSION"
 }
 
 case "${1:-start}" in

@@ -16,25 +16,19 @@ export TABLE_NAME="interop-$$"
 export RUST_LOG="${RUST_LOG:-warn}"
 export WEBHOOK_ALLOW_LOOPBACK="${WEBHOOK_ALLOW_LOOPBACK:-1}"  # as scripts/run.sh
 unset MCP_RESOURCE API_AUDIENCE OAUTH_ISSUER JWKS_URL
-BIN=./target/debug/kobana-inbox-mcp
+BIN=$(bin_path)
 VENV=.local/interop/venv
 LOG=.local/interop/server.log
 start=$SECONDS
 
 # --- clients: install on first use (pinned versions) -------------------------
 mkdir -p .local/interop
-if ! "$VENV/bin/python" -c 'import mcp' 2>/dev/null \
-  || ! cmp -s interop/requirements.txt "$VENV/requirements.txt"; then
-  echo "installing the Python MCP client into $VENV ..." >&2
-  python3 -m venv "$VENV"
-  "$VENV/bin/pip" install --quiet --disable-pip-version-check -r interop/requirements.txt
-  cp interop/requirements.txt "$VENV/requirements.txt"
-fi
-if ! cmp -s interop/package-lock.json interop/node_modules/.interop-lock.json; then
-  echo "installing the TypeScript MCP client (npm ci) ..." >&2
-  (cd interop && npm ci --silent --no-audit --no-fund)
-  cp interop/package-lock.json interop/node_modules/.interop-lock.json
-fi
+# Both clients are installed once per pin set, in the per-user cache
+# (`scripts/interop.sh install` does only this: make test runs it early).
+. scripts/cache.sh
+cached_venv "$VENV" interop-python "-r interop/requirements.txt"
+cached_node_modules interop
+if [ "${1:-}" = install ]; then exit 0; fi
 
 # --- database, binary, server ----------------------------------------------------
 serve_for_tests "$LOG" || { echo "interop: no server" >&2; exit 1; }

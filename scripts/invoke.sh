@@ -14,7 +14,7 @@ export RUST_LOG="${RUST_LOG:-warn}"
 trap stop_db EXIT
 ensure_db
 cargo build --quiet --bin kobana-inbox-mcp
-BIN=./target/debug/kobana-inbox-mcp
+BIN=$(bin_path)
 "$BIN" create-table
 "$BIN" seed
 "$BIN" invoke "$EVENT"

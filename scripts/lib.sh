@@ -3,6 +3,25 @@
 export DYNAMODB_PORT="${DYNAMODB_PORT:-8000}"
 export DYNAMODB_ENDPOINT="${DYNAMODB_ENDPOINT:-http://127.0.0.1:$DYNAMODB_PORT}"
 
+# Builds the debug binary. Inside `make test` (KOBANA_TEST_BUILD set) it
+# comes from the test build: a plain `cargo build --bin` there would
+# compile tokio and everything above it again, without the features the
+# dev-dependencies add, only to replace the binary the tests already made.
+build_server() {
+  if [ -n "${KOBANA_TEST_BUILD:-}" ]; then
+    cargo test --all-targets --no-run --quiet
+  else
+    cargo build --quiet --bin kobana-inbox-mcp
+  fi
+}
+
+# The debug binary, wherever cargo puts it (CARGO_TARGET_DIR, build.target-dir).
+bin_path() {
+  local dir
+  dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+  echo "$dir/debug/kobana-inbox-mcp"
+}
+
 answering() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 started_db=0
@@ -24,7 +43,8 @@ server_pid=
 # issuer on $DEV_ISSUER_PORT and its own $TABLE_NAME (created and seeded),
 # logging to $1; waits for /health. Refuses ports that are taken.
 start_server() {
-  local log=$1 bin=./target/debug/kobana-inbox-mcp
+  local log=$1 bin
+  bin=$(bin_path)
   for port in "$PORT" "$DEV_ISSUER_PORT"; do
     if answering "$port"; then
       echo "port $port is taken" >&2
@@ -56,5 +76,5 @@ stop_server() {
 # stopped again when the script exits.
 serve_for_tests() {
   trap 'stop_server; stop_db' EXIT
-  ensure_db && cargo build --quiet --bin kobana-inbox-mcp && start_server "$1"
+  ensure_db && build_server && start_server "$1"
 }

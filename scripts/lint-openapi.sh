@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=$(scripts/tools.sh api)
 mkdir -p .local
-cargo build --quiet --bin kobana-inbox-mcp
-./target/debug/kobana-inbox-mcp openapi >.local/openapi.json
+. scripts/lib.sh
+build_server
+"$(bin_path)" openapi >.local/openapi.json
 "$BIN/openapi-spec-validator" .local/openapi.json

@@ -9,7 +9,7 @@ export DEV_ISSUER_KEY="${DEV_ISSUER_KEY:-.local/dev-issuer.key}"
 export DEV_ISSUER_PORT="${DEV_ISSUER_PORT:-3001}"
 # Webhook receivers on this machine are allowed in local runs (refused on Lambda).
 export WEBHOOK_ALLOW_LOOPBACK="${WEBHOOK_ALLOW_LOOPBACK:-1}"
-BIN=./target/debug/kobana-inbox-mcp
+BIN=$(bin_path)
 
 trap stop_db EXIT
 ensure_db

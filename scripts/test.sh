@@ -1,22 +1,94 @@
 #!/usr/bin/env bash
-# `make test`: start the local database if needed, run every test against it
-# (cargo tests, the SDK interop tests of scripts/interop.sh, then the
-# property-based API tests of scripts/api-check.sh), stop it again if this
-# script started it.
+# `make test`: every check, as CI runs it, with the time of each stage:
+#   formatting, one-way layers, clippy and the test build (one build: see
+#   `build_and_lint`), the SAM template (cfn-lint, sam validate --lint,
+#   checkov) and the OpenAPI document (openapi-spec-validator), the cargo
+#   tests (unit, integration, event replay) against the local database, the
+#   SDK interop clients (scripts/interop.sh) and the property-based API tests
+#   (scripts/api-check.sh). Checks that need no Rust build (the template lint,
+#   tool installs) run in the background while Rust compiles. Arguments are
+#   passed to the cargo test run (`make test T=<filter>` runs a subset and
+#   skips interop and the API check).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 . scripts/lib.sh
-trap stop_db EXIT
-ensure_db
-scripts/db.sh install
+mkdir -p .local
 
-cargo test --all-targets "$@"
+# clippy-driver compiles the workspace's own crates: one build both lints
+# them (as `cargo clippy --all-targets -- -D warnings` does) and makes the
+# test binaries, where clippy alone would type-check every dependency a
+# second time. Exported, so every cargo call of this run (the scripts'
+# `cargo build` too) reuses that build instead of starting another.
+export RUSTC_WORKSPACE_WRAPPER=clippy-driver
+export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
+export KOBANA_TEST_BUILD=1
 
+started=$SECONDS
+times=()
+# stage NAME COMMAND... — runs it, remembering how long it took.
+stage() {
+  local name=$1 t=$SECONDS s=0
+  shift
+  echo "== $name" >&2
+  "$@" || s=$?
+  times+=("$(printf '  %-34s %5d s%s' "$name" $((SECONDS - t)) "$([ "$s" = 0 ] || echo "  FAILED ($s)")")")
+  return "$s"
+}
+report() {
+  local status=$?
+  stop_db
+  echo >&2
+  echo "make test: stage times (total $((SECONDS - started)) s)" >&2
+  printf '%s\n' "${times[@]}" >&2
+  if [ "$status" != 0 ]; then echo "make test: FAILED (exit $status)" >&2; fi
+  exit "$status"
+}
+trap report EXIT
+
+filter=("$@")
+
+# In the background from the start: the template lint (its tools install on
+# first use) and the installs the later stages need.
+(
+  t=$SECONDS
+  if scripts/lint-template.sh >.local/lint-template.log 2>&1; then s=0; else s=$?; fi
+  echo "$((SECONDS - t))" >.local/lint-template.secs
+  exit "$s"
+) &
+template_pid=$!
+(scripts/tools.sh api >/dev/null && scripts/interop.sh install) >.local/installs.log 2>&1 &
+installs_pid=$!
+
+stage "fmt" cargo fmt --all -- --check
+stage "layers" python3 scripts/check-layers.py
+stage "local database" ensure_db
+stage "clippy + test build" cargo test --all-targets --no-run --quiet
+
+installs() {
+  local s=0
+  wait "$installs_pid" || s=$?
+  if [ "$s" != 0 ]; then cat .local/installs.log >&2; fi
+  return "$s"
+}
+stage "tool installs (wait)" installs
+stage "OpenAPI lint" scripts/lint-openapi.sh
+template() {
+  local s=0
+  wait "$template_pid" || s=$?
+  cat .local/lint-template.log >&2
+  echo "(the template lint ran $(cat .local/lint-template.secs 2>/dev/null || echo '?') s in the background)" >&2
+  return "$s"
+}
+stage "template lint (wait)" template
+
+stage "cargo tests" cargo test --all-targets "${filter[@]}"
+if [ "${#filter[@]}" -gt 0 ]; then
+  echo "a filtered run: interop and the API check are skipped" >&2
+  exit 0
+fi
 # Interop with the official MCP SDK clients (Python, TypeScript), against the
 # server started as `make run` starts it, on the database started above.
-cargo build --quiet --bin kobana-inbox-mcp
-scripts/interop.sh
-
+stage "interop (SDK clients)" scripts/interop.sh
 # Property-based tests of /api/v1 from its OpenAPI document (schemathesis).
-scripts/api-check.sh
+stage "API check (schemathesis)" scripts/api-check.sh
