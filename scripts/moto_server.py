@@ -101,11 +101,19 @@ def _transact_write_items(self, transact_items):
 DynamoDBBackend.transact_write_items = _transact_write_items
 
 
+class _KeepAlive(MotoRequestHandler):
+    """HTTP/1.1, so a client keeps its connection open between calls, as it
+    does with DynamoDB (Werkzeug's default, HTTP/1.0, closes every
+    connection: each call paid a TCP connect and a new HTTP connection)."""
+
+    protocol_version = "HTTP/1.1"
+
+
 def main():
     host, port = sys.argv[1], int(sys.argv[2])
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     app = DomainDispatcherApplication(create_backend_app)
-    run_simple(host, port, app, threaded=True, use_reloader=False, request_handler=MotoRequestHandler)
+    run_simple(host, port, app, threaded=True, use_reloader=False, request_handler=_KeepAlive)
 
 
 if __name__ == "__main__":

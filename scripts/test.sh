@@ -6,7 +6,8 @@
 #   tests (unit, integration, event replay) against the local database, the
 #   SDK interop clients (scripts/interop.sh) and the property-based API tests
 #   (scripts/api-check.sh). Checks that need no Rust build (the template lint,
-#   tool installs) run in the background while Rust compiles. Arguments are
+#   tool installs) run in the background while Rust compiles; interop and the
+#   API check run beside the cargo tests, on a database of their own. Arguments are
 #   passed to the cargo test run (`make test T=<filter>` runs a subset and
 #   skips interop and the API check).
 set -euo pipefail
@@ -82,13 +83,46 @@ template() {
 }
 stage "template lint (wait)" template
 
-stage "cargo tests" cargo test --all-targets "${filter[@]}"
 if [ "${#filter[@]}" -gt 0 ]; then
+  stage "cargo tests" cargo test --all-targets "${filter[@]}"
   echo "a filtered run: interop and the API check are skipped" >&2
   exit 0
 fi
-# Interop with the official MCP SDK clients (Python, TypeScript), against the
-# server started as `make run` starts it, on the database started above.
-stage "interop (SDK clients)" scripts/interop.sh
-# Property-based tests of /api/v1 from its OpenAPI document (schemathesis).
-stage "API check (schemathesis)" scripts/api-check.sh
+
+# The SDK interop clients (Python, TypeScript: scripts/interop.sh) and the
+# property-based API tests (schemathesis: scripts/api-check.sh) run beside the
+# cargo tests, each against a server started as `make run` starts it, on a
+# local database of their own (port 8001): the cargo tests keep theirs busy,
+# and each local database uses one core.
+background() {
+  local name=$1 t=$SECONDS s=0
+  shift
+  "$@" >".local/$name.log" 2>&1 || s=$?
+  echo "$((SECONDS - t)) $s" >".local/$name.result"
+  return "$s"
+}
+(
+  export DYNAMODB_PORT=8001 DYNAMODB_ENDPOINT=http://127.0.0.1:8001
+  s=0
+  background interop scripts/interop.sh || s=1
+  background api-check scripts/api-check.sh || s=1
+  exit "$s"
+) &
+beside_pid=$!
+
+stage "cargo tests" cargo test --all-targets
+beside() {
+  # `local`: bash scopes dynamically, and `stage` (the caller) has a `name` too.
+  local s=0 name secs status
+  wait "$beside_pid" || s=$?
+  for name in interop api-check; do
+    echo "-- $name" >&2
+    cat ".local/$name.log" >&2
+    if [ -f ".local/$name.result" ]; then
+      read -r secs status <".local/$name.result"
+      times+=("$(printf '  %-34s %5d s%s' "$name (beside the cargo tests)" "$secs" "$([ "$status" = 0 ] || echo "  FAILED ($status)")")")
+    fi
+  done
+  return "$s"
+}
+stage "interop + API check (wait)" beside
