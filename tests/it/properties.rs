@@ -155,6 +155,19 @@ proptest! {
             // The fixed form keeps milliseconds.
             let millis = instant.replace_nanosecond(instant.nanosecond() / 1_000_000 * 1_000_000).unwrap();
             prop_assert_eq!(back, millis);
+        } else {
+            // Refusing is right only for what is not a time: a real calendar
+            // day and clock time, away from the years an offset can push out
+            // of 0000-9999, must be taken (a parser refusing everything
+            // would otherwise pass).
+            let real_day = u8::try_from(month)
+                .ok()
+                .and_then(|m| time::Month::try_from(m).ok())
+                .zip(u8::try_from(day).ok())
+                .is_some_and(|(m, d)| time::Date::from_calendar_date(i32::try_from(year).unwrap_or(0), m, d).is_ok());
+            let real_clock = date_only || (hour < 24 && minute < 60 && second < 60);
+            let inner_year = (1..=9998).contains(&year);
+            prop_assert!(!(real_day && real_clock && inner_year), "a valid time was refused: {}", text);
         }
     }
 }
