@@ -1,9 +1,15 @@
-//! `App`, the composition root: everything built once per container
-//! (configuration, the DynamoDB client, the JWKS cache and verifier, the
-//! secrets, the outbound client, the MCP server's static documents) and
-//! handed to each layer as the narrow context it uses: the edge gets `Edge`,
-//! the worker `jobs::Runner`, the operations `api::Services`. Nothing below
-//! imports this module; only the binaries (and the tests) see it.
+//! The composition roots: what each binary builds once per container.
+//!
+//! - `App::build` (the MCP/REST function, `serve`, the tests): configuration,
+//!   the DynamoDB client, the JWKS cache and verifier, the secrets, the
+//!   outbound client, the MCP server's static documents, handed to each layer
+//!   as the narrow context it uses: the edge gets `Edge`, the local poller
+//!   `worker::Runner`, the operations `api::Services`.
+//! - `build_runner` (the worker Lambda): only what running a job needs — the
+//!   store, the secrets, the outbound client. The worker checks no token, so
+//!   its INIT fetches no issuer keys and builds no edge.
+//!
+//! Nothing below imports this module; only the binaries (and the tests) see it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -103,7 +109,6 @@ impl App {
         let secrets = Arc::new(Secrets::new(&signing));
         let mcp_resource = Resource::new(&config.mcp_resource, &config.auth.issuer, Scope::USER.to_vec());
         let api_resource = Resource::new(&config.auth.api_audience, &config.auth.issuer, Scope::ALL.to_vec());
-        let outbound = Outbound::new(config.webhook_allow_loopback).map_err(AppError::HttpClient)?;
         let api = Services {
             store: store.clone(),
             secrets: Arc::clone(&secrets),
@@ -121,8 +126,25 @@ impl App {
             limiter: RateLimiter::new(config.rate_limit_per_minute, store.clone()),
             request_timeout: config.request_timeout,
         };
-        let runner =
-            Runner { store: store.clone(), secrets: Arc::clone(&secrets), outbound, lease_secs: config.job_lease_secs };
+        let runner = runner(&config, store.clone(), Arc::clone(&secrets))?;
         Ok(App { config, store, secrets, edge: Arc::new(edge), runner: Arc::new(runner) })
     }
+}
+
+/// The worker Lambda's composition root (see the module docs): the store and
+/// the signing secret side by side, then the runner.
+pub async fn build_runner(config: &Config) -> Result<Runner, AppError> {
+    let source = config.secret_source();
+    let secret = tokio::spawn(async move { crate::secret_store::signing_secrets(&source).await });
+    let store = Store::connect(&config.store).await;
+    let signing = match secret.await {
+        Ok(signing) => signing.map_err(AppError::Secret)?,
+        Err(e) => return Err(AppError::Task(e.to_string())),
+    };
+    runner(config, store, Arc::new(Secrets::new(&signing)))
+}
+
+fn runner(config: &Config, store: Store, secrets: Arc<Secrets>) -> Result<Runner, AppError> {
+    let outbound = Outbound::new(config.webhook_allow_loopback).map_err(AppError::HttpClient)?;
+    Ok(Runner { store, secrets, outbound, lease_secs: config.job_lease_secs })
 }

@@ -5,7 +5,8 @@
 use std::process::ExitCode;
 
 use inbox::config::{Config, Mode};
-use inbox::{App, telemetry, worker};
+use inbox::worker::Runner;
+use inbox::{telemetry, worker};
 use lambda_runtime::{LambdaEvent, service_fn};
 
 #[tokio::main]
@@ -26,8 +27,9 @@ async fn main() -> ExitCode {
     };
     telemetry::init(config.log_format);
     telemetry::enable_metrics(config.metrics);
-    let app: &'static App = match App::build(config).await {
-        Ok(app) => Box::leak(Box::new(app)),
+    // Only what a job needs: no issuer keys, no edge (`app::build_runner`).
+    let runner: &'static Runner = match inbox::app::build_runner(&config).await {
+        Ok(runner) => Box::leak(Box::new(runner)),
         Err(error) => {
             let message = format!("start-up failed: {error}");
             eprintln!("{message}");
@@ -36,7 +38,7 @@ async fn main() -> ExitCode {
         }
     };
     let handler = service_fn(move |event: LambdaEvent<aws_lambda_events::event::dynamodb::Event>| async move {
-        Ok::<_, std::convert::Infallible>(worker::stream::handle(&app.runner, event.payload).await)
+        Ok::<_, std::convert::Infallible>(worker::stream::handle(runner, event.payload).await)
     });
     match lambda_runtime::run(handler).await {
         Ok(()) => ExitCode::SUCCESS,

@@ -287,6 +287,8 @@ async fn the_worker_runs_stream_batches_and_names_exactly_the_record_to_redelive
     let h = harness();
     let app = h.app().await;
     let api = RuntimeApi::start().await;
+    let jwks = h.jwks().await;
+    let keys_fetched = jwks.hits();
     let _worker = Function::start(WORKER_BIN, &api, &deployed(&h).await);
     let new_job = |subject: &str| inbox::api::jobs::new_job(inbox::domain::records::JobKind::EmailReprocess, subject);
 
@@ -321,6 +323,8 @@ async fn the_worker_runs_stream_batches_and_names_exactly_the_record_to_redelive
         let stored = app.store.get_job(&ws_main(), &job.id).await.unwrap().unwrap();
         assert_eq!(stored.status.as_str(), status, "{}", job.id);
     }
+    // The worker checks no token: its INIT and its batches never asked the issuer for keys.
+    assert_eq!(jwks.hits(), keys_fetched, "the worker fetched the issuer's keys");
 }
 
 async fn secrets_manager() -> aws_sdk_secretsmanager::Client {
