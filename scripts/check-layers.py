@@ -59,17 +59,13 @@ def strip_comments(text: str) -> str:
 
 
 def targets(path: Path, text: str) -> set[Path]:
-    own = module_of(path)
-    # `super` of a mod.rs is its parent's parent; of a leaf file, its folder.
-    here = own if path.name != "mod.rs" else own
+    here = module_of(path)
     found: set[Path] = set()
 
     def resolve(root: str, rest: list[str]):
-        base = [] if root == "crate" else (here[:-1] if path.name != "mod.rs" else here[:-1])
-        if root == "super" and path.name == "mod.rs":
-            base = here[:-1]
-        elif root == "super":
-            base = here[:-1]
+        # `super` is the parent module: of `api/page.rs` (module api::page)
+        # it is `api`; of `api/mod.rs` (module api) it is the crate.
+        base = [] if root == "crate" else here[:-1]
         target = file_of(base + rest)
         if target is not None and target != path:
             found.add(target)

@@ -37,6 +37,13 @@ pub enum ApiError {
 }
 
 impl ApiError {
+    /// A record that cannot be rendered as JSON (a defect, never a client's
+    /// doing): logged with its cause, answered as the server's 503.
+    pub fn unserializable(error: serde_json::Error) -> ApiError {
+        tracing::error!(%error, "a record could not be rendered as JSON");
+        ApiError::Unavailable
+    }
+
     pub fn bad_request(code: &'static str, message: impl Into<String>, details: Value) -> ApiError {
         ApiError::BadRequest { code, message: message.into(), details }
     }

@@ -49,7 +49,7 @@ pub fn new_job(kind: JobKind, subject_id: &str) -> Job {
 
 /// The 202 answer to an enqueued job: its JSON and where to follow it.
 pub fn accepted(job: &Job) -> Result<ApiResponse, ApiError> {
-    let job_json = serde_json::to_value(job).map_err(|_| ApiError::Unavailable)?;
+    let job_json = serde_json::to_value(job).map_err(ApiError::unserializable)?;
     let mut response = ApiResponse::ok(202, json!({"data": {"job": job_json}}));
     response.location = Some(format!("/api/v1/jobs/{}", job.id));
     Ok(response)

@@ -57,7 +57,7 @@ impl ApiResponse {
     }
 
     pub fn data<T: Serialize>(status: u16, data: &T) -> Result<ApiResponse, ApiError> {
-        let data = serde_json::to_value(data).map_err(|_| ApiError::Unavailable)?;
+        let data = serde_json::to_value(data).map_err(ApiError::unserializable)?;
         Ok(ApiResponse::ok(status, json!({"data": data})))
     }
 

@@ -43,7 +43,7 @@ fn last4(secret: &str) -> String {
 
 /// The webhook as shown, with the secret added when it was just created or rotated.
 fn view(webhook: &Webhook, secret: Option<&str>) -> Result<Value, ApiError> {
-    let mut value = serde_json::to_value(webhook).map_err(|_| ApiError::Unavailable)?;
+    let mut value = serde_json::to_value(webhook).map_err(ApiError::unserializable)?;
     if let (Some(secret), Value::Object(map)) = (secret, &mut value) {
         map.insert("secret".into(), Value::from(secret));
     }

@@ -14,6 +14,7 @@ use super::era::ProtocolVersion;
 use super::jsonrpc::RpcError;
 use super::prompts::{ArgumentKind, Prompts};
 use super::resources::Resources;
+use crate::api::error::ApiError;
 use crate::api::{self, ApiRequest, Ctx};
 
 pub const MAX_VALUES: usize = 100;
@@ -83,15 +84,17 @@ pub async fn complete(
         _ => return Err(RpcError::invalid_params("ref.type must be ref/prompt or ref/resource")),
     };
     let candidates = match (collection, call.tenant) {
-        (Some(path), Some(tenant)) => candidates(&call.api_ctx(tenant, "completion/complete"), path, prefix).await,
+        (Some(path), Some(tenant)) => candidates(&call.api_ctx(tenant, "completion/complete"), path, prefix).await?,
         _ => Vec::new(),
     };
     Ok(completion_result(candidates))
 }
 
 /// Ids of the records at `path` whose id, slug or name starts with `prefix`
-/// (case-insensitive), read through the REST list route.
-async fn candidates(ctx: &Ctx<'_>, path: &str, prefix: &str) -> Vec<String> {
+/// (case-insensitive), read through the REST list route. A list the caller
+/// may not read offers nothing; storage trouble is the server's 503, not an
+/// empty answer a client would take for "no such records".
+async fn candidates(ctx: &Ctx<'_>, path: &str, prefix: &str) -> Result<Vec<String>, RpcError> {
     let prefix = prefix.to_lowercase();
     let mut found = Vec::new();
     let mut cursor: Option<String> = None;
@@ -107,6 +110,7 @@ async fn candidates(ctx: &Ctx<'_>, path: &str, prefix: &str) -> Vec<String> {
         };
         let response = match api::call(ctx, &ApiRequest { method: "GET", path, query: Some(&query), body: &[] }).await {
             Ok(response) if response.is_success() => response,
+            Err(ApiError::Unavailable) => return Err(super::results::unavailable()),
             _ => break,
         };
         for record in response.body.get("data").and_then(Value::as_array).into_iter().flatten() {
@@ -123,7 +127,7 @@ async fn candidates(ctx: &Ctx<'_>, path: &str, prefix: &str) -> Vec<String> {
             None => break,
         }
     }
-    found
+    Ok(found)
 }
 
 /// Sorted, unique, capped at 100, with the full count.

@@ -22,7 +22,6 @@ use crate::store::{is_audit_key, is_job_key};
 
 #[derive(Deserialize)]
 struct JobImage {
-    sk: String,
     id: String,
     org_id: String,
     workspace_id: String,
@@ -37,10 +36,19 @@ pub async fn handle(runner: &Runner, event: Event) -> DynamoDbEventResponse {
             audit_guard(&record);
             continue;
         }
-        let Ok(image) = serde_dynamo::from_item::<_, JobImage>(record.change.new_image) else { continue };
-        if !is_job_key(&image.sk) {
+        // Other new items never pass the subscription's filter on AWS.
+        let is_job = serde_dynamo::from_item::<_, Keys>(record.change.keys.clone()).is_ok_and(|k| is_job_key(&k.sk));
+        if !is_job {
             continue;
         }
+        let image = match serde_dynamo::from_item::<_, JobImage>(record.change.new_image) {
+            Ok(image) => image,
+            // A job item that does not decode is a defect worth seeing, not a silent drop.
+            Err(error) => {
+                tracing::error!(event = %record.event_id, %error, "a job's stream record could not be read; dropped");
+                continue;
+            }
+        };
         let (Some(org), Some(workspace)) = (OrgId::parse(&image.org_id), WorkspaceId::parse(&image.workspace_id))
         else {
             tracing::error!(job = %image.id, "job item names no valid tenant; dropped");

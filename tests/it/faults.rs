@@ -101,6 +101,17 @@ async fn burst(h: &Harness) -> Vec<Answer> {
                 .build(),
         ),
         ("GET /emails", true, h.api("GET", "/emails").build()),
+        // Not "no completions": storage trouble is the server's 503.
+        (
+            "completion/complete",
+            true,
+            h.stateless(
+                json!(3),
+                "completion/complete",
+                json!({"ref": {"type": "ref/resource", "uri": "kobana://inbox/emails/{id}"}, "argument": {"name": "id", "value": "eml_"}}),
+            )
+            .build(),
+        ),
         ("POST reprocess", true, h.api("POST", "/emails/eml_energy_nov/reprocess").build()),
         ("PUT /inboxes", true, h.api("PUT", "/inboxes").json(&json!({"slug": "during-fault", "name": "F"})).build()),
     ];
@@ -245,95 +256,35 @@ async fn a_stream_batch_whose_job_cannot_be_recorded_is_redelivered_and_then_run
     assert_eq!(email["data"]["status"], "processed", "{email}");
 }
 
-/// A DynamoDB endpoint in front of the local one that forwards every call
-/// but, while `cancel` names a reason, cancels each `TransactWriteItems` with
+/// While it names a reason, the proxy cancels each `TransactWriteItems` with
 /// that reason for every item (as DynamoDB does when it throttles a
 /// transaction or another transaction holds one of its items).
-struct CancellingProxy {
-    endpoint: String,
-    cancel: std::sync::Arc<std::sync::Mutex<Option<&'static str>>>,
-}
+type CancelWith = std::sync::Arc<std::sync::Mutex<Option<&'static str>>>;
 
-impl CancellingProxy {
-    async fn start(upstream: String) -> CancellingProxy {
-        use std::sync::{Arc, Mutex};
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let endpoint = format!("http://{}", listener.local_addr().unwrap());
-        let cancel: Arc<Mutex<Option<&'static str>>> = Arc::new(Mutex::new(None));
-        let (reason, client) = (Arc::clone(&cancel), reqwest::Client::new());
-        tokio::spawn(async move {
-            loop {
-                let Ok((stream, _)) = listener.accept().await else { continue };
-                let (reason, client, upstream) = (Arc::clone(&reason), client.clone(), upstream.clone());
-                tokio::spawn(async move {
-                    let service = hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
-                        let (reason, client, upstream) = (Arc::clone(&reason), client.clone(), upstream.clone());
-                        async move {
-                            use http_body_util::BodyExt;
-                            let (parts, body) = req.into_parts();
-                            let body = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
-                            let target = parts.headers.get("x-amz-target").and_then(|v| v.to_str().ok()).unwrap_or("");
-                            let cancel_with = *reason.lock().unwrap();
-                            let (status, bytes) = match cancel_with {
-                                Some(code) if target.ends_with(".TransactWriteItems") => {
-                                    let items = serde_json::from_slice::<serde_json::Value>(&body)
-                                        .ok()
-                                        .and_then(|v| v["TransactItems"].as_array().map(Vec::len))
-                                        .unwrap_or(1);
-                                    let reasons: Vec<_> = (0..items).map(|_| json!({"Code": code})).collect();
-                                    let answer = json!({
-                                        "__type": "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
-                                        "Message": "Transaction cancelled",
-                                        "CancellationReasons": reasons,
-                                    });
-                                    (400, bytes::Bytes::from(answer.to_string()))
-                                }
-                                _ => {
-                                    let mut forward = client.post(&upstream).body(body);
-                                    for (name, value) in &parts.headers {
-                                        if name != http::header::HOST && name != http::header::CONTENT_LENGTH {
-                                            forward = forward.header(name, value);
-                                        }
-                                    }
-                                    match forward.send().await {
-                                        Ok(answer) => {
-                                            (answer.status().as_u16(), answer.bytes().await.unwrap_or_default())
-                                        }
-                                        Err(_) => (502, bytes::Bytes::new()),
-                                    }
-                                }
-                            };
-                            let mut response = http::Response::new(http_body_util::Full::new(bytes));
-                            *response.status_mut() = http::StatusCode::from_u16(status).unwrap();
-                            response
-                                .headers_mut()
-                                .insert("content-type", http::HeaderValue::from_static("application/x-amz-json-1.0"));
-                            Ok::<_, std::convert::Infallible>(response)
-                        }
-                    });
-                    let io = hyper_util::rt::TokioIo::new(stream);
-                    let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await;
-                });
+async fn cancelling_proxy() -> (crate::common::proxy::Interposer, CancelWith) {
+    use crate::common::proxy::{Interposer, Rule, RuleFn, cancelled};
+    let cancel: CancelWith = std::sync::Arc::default();
+    let reason = std::sync::Arc::clone(&cancel);
+    let rule: std::sync::Arc<RuleFn> =
+        std::sync::Arc::new(move |operation: &str, body: &serde_json::Value| match *reason.lock().unwrap() {
+            Some(code) if operation == "TransactWriteItems" => {
+                cancelled(code, body["TransactItems"].as_array().map_or(1, Vec::len))
             }
+            _ => Rule::Forward,
         });
-        CancellingProxy { endpoint, cancel }
-    }
-
-    fn cancel_with(&self, reason: Option<&'static str>) {
-        *self.cancel.lock().unwrap() = reason;
-    }
+    (Interposer::start(rule).await, cancel)
 }
 
 #[tokio::test]
 async fn a_transaction_cancelled_by_throttling_or_a_concurrent_one_is_a_503_not_a_refusal() {
-    let proxy = CancellingProxy::start(crate::common::dynamodb_endpoint()).await;
+    let (proxy, cancel) = cancelling_proxy().await;
     let endpoint = proxy.endpoint.clone();
     let h = Harness::with_config(move |c| c.store.endpoint = Some(endpoint.clone()));
     h.app().await;
     let senders = "/inboxes/inb_bills/senders";
     let auditor = h.token_for("usr_admin", "org_demo", &format!("{} audit:read", crate::common::ALL_SCOPES));
     for reason in ["ThrottlingError", "TransactionConflict", "ValidationError"] {
-        proxy.cancel_with(Some(reason));
+        *cancel.lock().unwrap() = Some(reason);
         let calls = [
             ("POST", senders.to_owned(), Some(json!({"sender": "new@acme.example.com"}))),
             ("DELETE", format!("{senders}/cobranca@telecom.example.com"), None),
@@ -350,7 +301,7 @@ async fn a_transaction_cancelled_by_throttling_or_a_concurrent_one_is_a_503_not_
             assert_eq!(resp.status, 503, "{reason}: {method} {path}: {}", resp.json());
             assert!(resp.header("retry-after").is_some(), "{reason}: {method} {path}");
         }
-        proxy.cancel_with(None);
+        *cancel.lock().unwrap() = None;
         let listed = Box::pin(h.api("GET", senders).send()).await.json();
         let senders_now: Vec<&str> =
             listed["data"].as_array().unwrap().iter().map(|s| s["sender"].as_str().unwrap()).collect();
@@ -360,7 +311,7 @@ async fn a_transaction_cancelled_by_throttling_or_a_concurrent_one_is_a_503_not_
         assert_eq!(trail["data"], json!([]), "{reason}: nothing changed, nothing refused by an operation");
     }
     // A failed condition is still the operation's refusal.
-    proxy.cancel_with(Some("ConditionalCheckFailed"));
+    *cancel.lock().unwrap() = Some("ConditionalCheckFailed");
     let resp = Box::pin(h.api("PATCH", "/inboxes/inb_bills").json(&json!({"name": "Renamed"})).send()).await;
     assert_eq!(resp.status, 409, "{}", resp.json());
 }

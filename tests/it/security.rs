@@ -7,6 +7,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use crate::common::proxy::{Interposer, Rule, RuleFn, throttled};
 use crate::common::{self, ALL_SCOPES, Harness, Req, Resp, envelope_with};
 use crate::jobs_and_webhooks::{Receiver, ingest, ingested, mail, reprocess, rest, run_job, send, ws_main};
 use inbox::domain::records::{JobErrorKind, JobStatus};
@@ -283,95 +284,14 @@ async fn a_replayed_job_cancel_is_authorized_like_a_new_one() {
 
 // ------------------------------------------------------ 5. platform errors
 
-/// A DynamoDB endpoint in front of the local one that forwards every call,
-/// except the ones `rule` answers for: it sees the operation (`PutItem`, …)
-/// and the request body, and may act on the table first.
-struct Interposer {
-    endpoint: String,
-}
-
-/// What the interposer does with one call.
-enum Rule {
-    Forward,
-    /// Answer as DynamoDB does when it throttles.
-    Throttle,
-    /// Soft-delete this e-mail item (as `DELETE /emails/{id}` does), then forward.
-    DeleteFirst {
-        pk: String,
-        sk: String,
-    },
-}
-
-type RuleFn = dyn Fn(&str, &Value) -> Rule + Send + Sync;
-
-impl Interposer {
-    async fn start(rule: Arc<RuleFn>) -> Interposer {
-        let upstream = common::dynamodb_endpoint();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let endpoint = format!("http://{}", listener.local_addr().unwrap());
-        let client = reqwest::Client::new();
-        tokio::spawn(async move {
-            loop {
-                let Ok((stream, _)) = listener.accept().await else { continue };
-                let (rule, client, upstream) = (Arc::clone(&rule), client.clone(), upstream.clone());
-                tokio::spawn(async move {
-                    let service = hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
-                        let (rule, client, upstream) = (Arc::clone(&rule), client.clone(), upstream.clone());
-                        async move {
-                            use http_body_util::BodyExt;
-                            let (parts, body) = req.into_parts();
-                            let body = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
-                            let target = parts.headers.get("x-amz-target").and_then(|v| v.to_str().ok()).unwrap_or("");
-                            let operation = target.rsplit('.').next().unwrap_or("").to_owned();
-                            let parsed: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-                            let (status, bytes) = match rule(&operation, &parsed) {
-                                Rule::Throttle => {
-                                    let answer = json!({"__type": "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException", "message": "Rate of requests exceeds the allowed throughput (test)"});
-                                    (400, bytes::Bytes::from(answer.to_string()))
-                                }
-                                other => {
-                                    if let Rule::DeleteFirst { pk, sk } = other {
-                                        soft_delete(&parsed["TableName"], &pk, &sk).await;
-                                    }
-                                    let mut forward = client.post(&upstream).body(body);
-                                    for (name, value) in &parts.headers {
-                                        if name != http::header::HOST && name != http::header::CONTENT_LENGTH {
-                                            forward = forward.header(name, value);
-                                        }
-                                    }
-                                    match forward.send().await {
-                                        Ok(answer) => {
-                                            (answer.status().as_u16(), answer.bytes().await.unwrap_or_default())
-                                        }
-                                        Err(_) => (502, bytes::Bytes::new()),
-                                    }
-                                }
-                            };
-                            let mut response = http::Response::new(http_body_util::Full::new(bytes));
-                            *response.status_mut() = http::StatusCode::from_u16(status).unwrap();
-                            response
-                                .headers_mut()
-                                .insert("content-type", http::HeaderValue::from_static("application/x-amz-json-1.0"));
-                            Ok::<_, std::convert::Infallible>(response)
-                        }
-                    });
-                    let io = hyper_util::rt::TokioIo::new(stream);
-                    let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await;
-                });
-            }
-        });
-        Interposer { endpoint }
-    }
-}
-
 /// What a delete does to an e-mail item, written straight to the table.
-async fn soft_delete(table: &Value, pk: &str, sk: &str) {
+async fn soft_delete(table: String, pk: String, sk: String) {
     use aws_sdk_dynamodb::types::AttributeValue::S;
     common::dynamodb_client()
         .update_item()
-        .table_name(table.as_str().unwrap())
-        .key("pk", S(pk.into()))
-        .key("sk", S(sk.into()))
+        .table_name(table)
+        .key("pk", S(pk))
+        .key("sk", S(sk))
         .update_expression("SET deleted_at = :at REMOVE gsi1pk, gsi1sk")
         .expression_attribute_values(":at", S("2026-12-04T12:00:00.000Z".into()))
         .send()
@@ -384,7 +304,7 @@ async fn a_job_that_gives_up_tells_clients_one_sentence_and_keeps_the_storage_er
     // Every read of one e-mail is throttled; everything else goes through.
     let rule: Arc<RuleFn> = Arc::new(|operation: &str, body: &Value| {
         if operation == "GetItem" && body["Key"]["sk"]["S"] == "EML#eml_energy_nov" {
-            Rule::Throttle
+            throttled()
         } else {
             Rule::Forward
         }
@@ -427,7 +347,8 @@ async fn a_delete_landing_while_the_worker_processes_an_email_is_never_undone() 
             && std::mem::take(&mut *once.lock().unwrap())
         {
             let pk = item["pk"]["S"].as_str().unwrap_or("").to_owned();
-            return Rule::DeleteFirst { pk, sk: "EML#eml_energy_nov".into() };
+            let table = body["TableName"].as_str().unwrap_or("").to_owned();
+            return Rule::First(Box::pin(soft_delete(table, pk, "EML#eml_energy_nov".into())));
         }
         Rule::Forward
     });

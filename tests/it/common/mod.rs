@@ -1,6 +1,7 @@
 //! Test harness: builds the real `App` and calls the real handler in-process,
 //! with request builders for the MCP endpoint in both eras.
 
+pub mod proxy;
 pub mod shapes;
 
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
@@ -454,33 +455,48 @@ pub async fn table_dump(table: &str) -> Vec<String> {
     }
 }
 
+thread_local! {
+    /// The log lines of the test running on this thread, while it captures them.
+    static CAPTURED: std::cell::RefCell<Option<Vec<u8>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Writes a log line into this thread's capture, if it has one.
+struct ThreadCapture;
+
+impl std::io::Write for ThreadCapture {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        CAPTURED.with(|c| {
+            if let Some(buffer) = c.borrow_mut().as_mut() {
+                buffer.extend_from_slice(bytes);
+            }
+        });
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Everything logged at `info` and above while `run` runs on this thread
 /// (the tests' runtime runs every task on it), as the JSON lines Lambda
-/// ships: the request span's fields included.
+/// ships: the request span's fields included. One subscriber serves the
+/// whole test binary (a subscriber per test would race with the others over
+/// tracing's per-callsite cache); it keeps only the lines of threads that
+/// capture.
 pub async fn capture_logs(run: impl std::future::Future<Output = ()>) -> String {
-    #[derive(Clone, Default)]
-    struct Buffer(Arc<std::sync::Mutex<Vec<u8>>>);
-    impl std::io::Write for Buffer {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().expect("log buffer").extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let buffer = Buffer::default();
-    let writer = buffer.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .json()
-        .with_current_span(true)
-        .flatten_event(true)
-        .with_max_level(tracing::Level::INFO)
-        .with_writer(move || writer.clone())
-        .finish();
-    let guard = tracing::subscriber::set_default(subscriber);
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        let subscriber = tracing_subscriber::fmt()
+            .json()
+            .with_current_span(true)
+            .flatten_event(true)
+            .with_max_level(tracing::Level::INFO)
+            .with_writer(|| ThreadCapture)
+            .finish();
+        tracing::subscriber::set_global_default(subscriber).expect("no other global subscriber in the tests");
+    });
+    CAPTURED.with(|c| *c.borrow_mut() = Some(Vec::new()));
     run.await;
-    drop(guard);
-    let bytes = buffer.0.lock().expect("log buffer").clone();
+    let bytes = CAPTURED.with(|c| c.borrow_mut().take()).unwrap_or_default();
     String::from_utf8_lossy(&bytes).into_owned()
 }
