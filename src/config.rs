@@ -185,7 +185,7 @@ impl Config {
                 let path = var("SIGNING_SECRET_FILE").unwrap_or_else(|| DEFAULT_SIGNING_SECRET_FILE.into());
                 let seed = crate::dev::load_or_create_seed(std::path::Path::new(&path))
                     .map_err(|e| ConfigError::Invalid { name: "SIGNING_SECRET_FILE", reason: e.to_string() })?;
-                vec![seed.iter().map(|b| format!("{b:02x}")).collect()]
+                vec![crate::domain::hex(&seed)]
             }
             (_, Mode::Lambda) => {
                 return Err(ConfigError::Invalid {

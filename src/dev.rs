@@ -37,7 +37,7 @@ impl DevIssuer {
         let key = EncodingKey::from_ed_der(&der);
         let mut jwk = Jwk::from_encoding_key(&key, Algorithm::EdDSA).map_err(|e| DevError::Key(e.to_string()))?;
         let public = serde_json::to_vec(&jwk.algorithm).map_err(|e| DevError::Key(e.to_string()))?;
-        let kid: String = digest(&SHA256, &public).as_ref().iter().take(8).map(|b| format!("{b:02x}")).collect();
+        let kid = crate::domain::hex(digest(&SHA256, &public).as_ref().get(..8).unwrap_or_default());
         jwk.common.key_id = Some(kid.clone());
         let jwk = serde_json::to_value(&jwk).map_err(|e| DevError::Key(e.to_string()))?;
         Ok(DevIssuer { kid, key, jwk })
@@ -115,7 +115,7 @@ pub fn load_or_create_seed(path: &Path) -> Result<[u8; 32], DevError> {
             if let Some(dir) = path.parent() {
                 std::fs::create_dir_all(dir).map_err(|e| DevError::Io(shown.clone(), e))?;
             }
-            let hex: String = seed.iter().map(|b| format!("{b:02x}")).collect();
+            let hex = crate::domain::hex(&seed);
             match write_private(path, &hex) {
                 Ok(()) => Ok(seed),
                 // Another process created it first: use theirs.

@@ -95,7 +95,7 @@ fn arguments_digest(route: &Route, body: &[u8]) -> String {
     };
     // `serde_json::Map` keeps keys sorted (no `preserve_order`): canonical.
     let material = json!([route.op.name(), route.id, route.sender, body]).to_string();
-    let hex: String = digest(&SHA256, material.as_bytes()).as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    let hex = crate::domain::hex(digest(&SHA256, material.as_bytes()).as_ref());
     format!("sha256:{hex}")
 }
 

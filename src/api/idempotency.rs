@@ -5,8 +5,8 @@
 use aws_lc_rs::digest::{SHA256, digest};
 
 use super::error::ApiError;
-use super::page::hex;
 use super::{ApiRequest, ApiResponse, Ctx, Permit, Route, dispatch};
+use crate::domain::hex;
 use crate::store::idempotency::{KeyState, StoredResponse};
 
 /// Runs an authorized write at most once per `Idempotency-Key`: the first

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::error::ApiError;
 use super::input::invalid_parameter;
-use crate::domain::Tenant;
+use crate::domain::{Tenant, hex};
 use crate::secrets::Secrets;
 use crate::store::items::Position;
 
@@ -85,8 +85,4 @@ impl PageRequest {
                 .map_or(Value::Null, Value::from),
         }
     }
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -21,3 +21,25 @@ pub struct Tenant {
     pub workspace: WorkspaceId,
     pub role: Role,
 }
+
+/// Lowercase hexadecimal of `bytes`: digests, key ids, nonces and signatures
+/// are written this one way.
+#[expect(clippy::indexing_slicing, reason = "a nibble is at most 15 and DIGITS has 16 entries")]
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn hex_is_lowercase_two_digits_a_byte() {
+        assert_eq!(super::hex(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");
+        assert_eq!(super::hex(&[]), "");
+    }
+}

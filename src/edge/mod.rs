@@ -332,5 +332,5 @@ fn append_headers(response: &mut Response<Body>, extra: Vec<(&'static str, Strin
 /// A random request id for local runs (Lambda supplies its own).
 fn new_request_id() -> String {
     let bytes: [u8; 8] = crate::sys::random();
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    crate::domain::hex(&bytes)
 }

@@ -17,7 +17,7 @@ use super::Call;
 use super::era::ProtocolVersion;
 use super::jsonrpc::RpcError;
 use crate::api::Ctx;
-use crate::api::page::hex;
+use crate::domain::hex;
 use crate::sys::unix_now;
 
 const PURPOSE: &str = "confirm";

@@ -268,7 +268,7 @@ fn describe(error: &reqwest::Error) -> String {
 pub fn signature(secret: &str, timestamp: u64, body: &str) -> String {
     let key = hmac::Key::new(hmac::HMAC_SHA256, secret.as_bytes());
     let tag = hmac::sign(&key, format!("{timestamp}.{body}").as_bytes());
-    let hex: String = tag.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    let hex = crate::domain::hex(tag.as_ref());
     format!("t={timestamp},v1={hex}")
 }
 

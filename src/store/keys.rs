@@ -125,7 +125,7 @@ pub fn webhook(id: &str) -> String {
 /// length of URL makes a short key.
 pub fn url_reservation(url: &str) -> String {
     let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, url.as_bytes());
-    let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    let hex = crate::domain::hex(digest.as_ref());
     format!("URL#{hex}")
 }
 

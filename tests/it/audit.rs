@@ -6,12 +6,8 @@
 
 use crate::common;
 
-use common::{ALL_SCOPES, Harness, Req, Resp, envelope_with, table_dump};
+use common::{ALL_SCOPES, Harness, Req, Resp, envelope_with, send, table_dump};
 use serde_json::{Value, json};
-
-async fn send(req: Req<'_>) -> Resp {
-    Box::pin(req.send()).await
-}
 
 /// A token of `sub` in the demo organization with every scope and `audit:read`.
 fn auditor(h: &Harness, sub: &str) -> String {

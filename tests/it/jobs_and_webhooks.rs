@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use aws_lc_rs::hmac;
-use common::{Harness, Req, Resp, envelope_with};
+use common::{Harness, Req, Resp, envelope_with, get, rest, send};
 use http_body_util::BodyExt as _;
 use inbox::domain::records::JobStatus;
 use inbox::domain::{OrgId, Role, Tenant, WorkspaceId};
@@ -28,25 +28,6 @@ use tokio::net::{TcpListener, TcpStream};
 // ---------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------
-
-/// Sends with the request's future on the heap (the handler's future is
-/// large in debug builds).
-pub(crate) async fn send(req: Req<'_>) -> Resp {
-    Box::pin(req.send()).await
-}
-
-/// A REST call as the demo admin on `ws_main`: status and JSON body.
-pub(crate) async fn rest(h: &Harness, method: &str, path: &str) -> (u16, Value) {
-    let resp = send(h.api(method, path)).await;
-    (resp.status, resp.json())
-}
-
-/// A REST GET that must succeed; the whole body.
-async fn get(h: &Harness, path: &str) -> Value {
-    let (status, body) = rest(h, "GET", path).await;
-    assert_eq!(status, 200, "GET {path}: {body}");
-    body
-}
 
 /// The tenant jobs of the demo workspace run as.
 pub(crate) fn ws_main() -> Tenant {

@@ -19,7 +19,7 @@ use crate::common;
 
 use std::collections::BTreeSet;
 
-use common::{ALL_SCOPES, Harness, Req, Resp, envelope_with};
+use common::{ALL_SCOPES, Harness, Req, Resp, envelope_with, get, rest, scopes_without, send};
 use serde_json::{Value, json};
 
 const METADATA: &str = "resource_metadata=\"http://127.0.0.1:3000/.well-known/oauth-protected-resource/mcp\"";
@@ -75,12 +75,6 @@ const THIRD_PARTY: [&str; 16] = [
 // ---------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------
-
-/// Sends with the request's future on the heap (the handler's future is
-/// large in debug builds).
-async fn send(req: Req<'_>) -> Resp {
-    Box::pin(req.send()).await
-}
 
 /// Sends an MCP request and checks that the answer contains no
 /// server-to-client JSON-RPC request (§7 line 126).
@@ -223,22 +217,9 @@ async fn confirmed(h: &Harness, id: i64, name: &str, args: &Value) -> Resp {
     mcp(retry(h, id + 1, name, args, &state, accept())).await
 }
 
-/// A REST call as the demo admin on `ws_main`: status and JSON body.
-async fn rest(h: &Harness, method: &str, path: &str) -> (u16, Value) {
-    let resp = send(h.api(method, path)).await;
-    (resp.status, resp.json())
-}
-
 async fn rest_with(h: &Harness, method: &str, path: &str, body: &Value) -> (u16, Value) {
     let resp = send(h.api(method, path).json(body)).await;
     (resp.status, resp.json())
-}
-
-/// A REST GET that must succeed.
-async fn get(h: &Harness, path: &str) -> Value {
-    let (status, body) = rest(h, "GET", path).await;
-    assert_eq!(status, 200, "GET {path}: {body}");
-    body
 }
 
 /// A REST GET as `usr_other` on `ws_other`.
@@ -281,10 +262,6 @@ fn ids(list: &Value) -> Vec<String> {
 async fn slugs(h: &Harness) -> Vec<String> {
     let list = get(h, "/inboxes?limit=100").await;
     list["data"].as_array().into_iter().flatten().filter_map(|i| i["slug"].as_str().map(str::to_owned)).collect()
-}
-
-fn scopes_without(scope: &str) -> String {
-    ALL_SCOPES.split(' ').filter(|s| *s != scope).collect::<Vec<_>>().join(" ")
 }
 
 fn text_of(resp: &Resp) -> String {

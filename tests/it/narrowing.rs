@@ -3,12 +3,8 @@
 
 use crate::common;
 
-use common::{ALL_SCOPES, Harness, Req, Resp, envelope_with};
+use common::{ALL_SCOPES, Harness, Req, Resp, envelope_with, send};
 use serde_json::{Value, json};
-
-async fn send(req: Req<'_>) -> Resp {
-    Box::pin(req.send()).await
-}
 
 fn names(resp: &Resp) -> Vec<String> {
     let tools =

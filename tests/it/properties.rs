@@ -11,7 +11,7 @@ use crate::common;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
-use common::{Harness, Resp};
+use common::{Harness, send};
 use inbox::api::page::page_request;
 use inbox::api::{Op, Route};
 use inbox::domain::boleto::{mod11_bank, parse};
@@ -179,10 +179,6 @@ proptest! {
 fn runtime() -> &'static tokio::runtime::Runtime {
     static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
     RUNTIME.get_or_init(|| tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap())
-}
-
-async fn send(req: common::Req<'_>) -> Resp {
-    Box::pin(req.send()).await
 }
 
 fn form() -> Value {

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use common::{ALL_SCOPES, Harness, ISSUER, MCP_RESOURCE, Resp};
+use common::{ALL_SCOPES, Harness, ISSUER, MCP_RESOURCE, Resp, scopes_without};
 use serde_json::{Value, json};
 
 const API_METADATA: &str = "resource_metadata=\"http://127.0.0.1:3000/.well-known/oauth-protected-resource/api/v1\"";
@@ -202,10 +202,6 @@ fn tampered(cursor: &str) -> String {
 async fn first_cursor(h: &Harness, path: &str) -> String {
     let body = get(h, path).await;
     body["meta"]["next_cursor"].as_str().unwrap_or_else(|| panic!("{path}: no next cursor: {body}")).to_owned()
-}
-
-fn scopes_without(scope: &str) -> String {
-    ALL_SCOPES.split(' ').filter(|s| *s != scope).collect::<Vec<_>>().join(" ")
 }
 
 type Call = (&'static str, String, Option<Value>);

@@ -7,13 +7,9 @@
 use crate::common;
 
 use common::shapes::assert_conforms;
-use common::{Harness, Resp};
+use common::{Harness, send};
 use inbox::api::ROUTES;
 use serde_json::{Value, json};
-
-async fn send(req: common::Req<'_>) -> Resp {
-    Box::pin(req.send()).await
-}
 
 async fn tools(h: &Harness, version: &str) -> Vec<Value> {
     let resp = if version == "2026-07-28" {

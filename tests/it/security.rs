@@ -8,8 +8,8 @@
 use std::sync::{Arc, Mutex};
 
 use crate::common::proxy::{Interposer, Rule, RuleFn, throttled};
-use crate::common::{self, ALL_SCOPES, Harness, Req, Resp, envelope_with};
-use crate::jobs_and_webhooks::{Receiver, ingest, ingested, mail, reprocess, rest, run_job, send, ws_main};
+use crate::common::{self, ALL_SCOPES, Harness, Req, Resp, envelope_with, rest, send};
+use crate::jobs_and_webhooks::{Receiver, ingest, ingested, mail, reprocess, run_job, ws_main};
 use inbox::domain::records::{JobErrorKind, JobStatus};
 use inbox::worker::Ran;
 use serde_json::{Value, json};

@@ -5,9 +5,9 @@
 //! tenant and scope isolation, routing headers, and the 2025 eras unchanged.
 
 use crate::common;
-use crate::jobs_and_webhooks::{Receiver, rest, run_job, send, ws_main};
+use crate::jobs_and_webhooks::{Receiver, run_job, ws_main};
 
-use common::{ALL_SCOPES, Harness, Req, Resp, envelope_with};
+use common::{ALL_SCOPES, Harness, Req, Resp, envelope_with, rest, send};
 use inbox::domain::records::{JobErrorKind, JobStatus};
 use inbox::worker::Ran;
 use serde_json::{Value, json};

@@ -500,3 +500,27 @@ pub async fn capture_logs(run: impl std::future::Future<Output = ()>) -> String 
     let bytes = CAPTURED.with(|c| c.borrow_mut().take()).unwrap_or_default();
     String::from_utf8_lossy(&bytes).into_owned()
 }
+
+/// Sends with the request's future on the heap (the handler's future is
+/// large in debug builds).
+pub async fn send(req: Req<'_>) -> Resp {
+    Box::pin(req.send()).await
+}
+
+/// A REST call as the demo admin on `ws_main`: status and JSON body.
+pub async fn rest(h: &Harness, method: &str, path: &str) -> (u16, Value) {
+    let resp = send(h.api(method, path)).await;
+    (resp.status, resp.json())
+}
+
+/// A REST GET that must succeed: the whole body.
+pub async fn get(h: &Harness, path: &str) -> Value {
+    let (status, body) = rest(h, "GET", path).await;
+    assert_eq!(status, 200, "GET {path}: {body}");
+    body
+}
+
+/// Every scope of `ALL_SCOPES` but `scope`.
+pub fn scopes_without(scope: &str) -> String {
+    ALL_SCOPES.split(' ').filter(|s| *s != scope).collect::<Vec<_>>().join(" ")
+}
