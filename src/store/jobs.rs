@@ -263,13 +263,3 @@ impl Store {
         self.get::<Job>(ws_pk(t), keys::job(id)).await
     }
 }
-
-/// Whether a stream record's sort key is a job's (what the worker runs).
-pub fn is_job_key(sk: &str) -> bool {
-    sk.starts_with(&keys::job(""))
-}
-
-/// Whether a stream record's sort key is an audit record's (what the worker guards).
-pub fn is_audit_key(sk: &str) -> bool {
-    sk.starts_with(keys::AUDIT_PREFIX)
-}

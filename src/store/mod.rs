@@ -14,6 +14,7 @@ mod keys;
 mod memberships;
 pub mod rate_limit;
 mod senders;
+pub mod stream;
 mod table;
 mod webhooks;
 mod writes;
@@ -21,7 +22,7 @@ mod writes;
 pub use audit::AuditFilter;
 pub use emails::{EmailCounts, EmailFilter};
 pub use inboxes::InboxFilter;
-pub use jobs::{ToCancel, is_audit_key, is_job_key};
+pub use jobs::ToCancel;
 pub use webhooks::StoredWebhook;
 pub use writes::Audit;
 

@@ -12,62 +12,46 @@
 //! `AuditTampered` metric, which the template alarms on. The record's
 //! earlier state stays restorable from point-in-time recovery.
 
-use aws_lambda_events::event::dynamodb::Event;
+use aws_lambda_events::event::dynamodb::{Event, EventRecord};
 use aws_lambda_events::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse};
-use serde::Deserialize;
 
 use super::{Ran, Runner, run};
-use crate::domain::{OrgId, Role, Tenant, WorkspaceId};
-use crate::store::{is_audit_key, is_job_key};
-
-#[derive(Deserialize)]
-struct JobImage {
-    id: String,
-    org_id: String,
-    workspace_id: String,
-}
+use crate::store::stream::{StreamItem, item_of};
 
 /// Runs the jobs of a stream batch, one after the other (a batch comes from
 /// one shard, in order).
 pub async fn handle(runner: &Runner, event: Event) -> DynamoDbEventResponse {
     let mut response = DynamoDbEventResponse::default();
     for record in event.records {
-        if record.event_name != "INSERT" {
-            audit_guard(&record);
-            continue;
-        }
-        // Other new items never pass the subscription's filter on AWS.
-        let is_job = serde_dynamo::from_item::<_, Keys>(record.change.keys.clone()).is_ok_and(|k| is_job_key(&k.sk));
-        if !is_job {
-            continue;
-        }
-        let image = match serde_dynamo::from_item::<_, JobImage>(record.change.new_image) {
-            Ok(image) => image,
-            // A job item that does not decode is a defect worth seeing, not a silent drop.
+        let read = item_of(&record.event_name, record.change.keys.clone(), record.change.new_image.clone());
+        let (tenant, id) = match read {
+            Ok(StreamItem::Audit { partition, record: sk }) => {
+                audit_guard(&record, &partition, &sk);
+                continue;
+            }
+            Ok(StreamItem::NewJob { tenant, id }) => (tenant, id),
+            // Other items (and other changes of a job) never pass the
+            // subscription's filter on AWS.
+            Ok(StreamItem::Other) => continue,
+            // A job item that cannot be read is a defect worth seeing, not a silent drop.
             Err(error) => {
                 tracing::error!(event = %record.event_id, %error, "a job's stream record could not be read; dropped");
                 continue;
             }
         };
-        let (Some(org), Some(workspace)) = (OrgId::parse(&image.org_id), WorkspaceId::parse(&image.workspace_id))
-        else {
-            tracing::error!(job = %image.id, "job item names no valid tenant; dropped");
-            continue;
-        };
-        let tenant = Tenant { org, workspace, role: Role::Viewer };
-        match run(runner, &tenant, &image.id).await {
-            Ok(Ran::Finished(status)) => tracing::info!(job = %image.id, ?status, "stream job done"),
-            Ok(Ran::Skipped) => tracing::info!(job = %image.id, "stream job already done"),
+        match run(runner, &tenant, &id).await {
+            Ok(Ran::Finished(status)) => tracing::info!(job = %id, ?status, "stream job done"),
+            Ok(Ran::Skipped) => tracing::info!(job = %id, "stream job already done"),
             // Asking for redelivery: once the lease lapses, the job runs.
             // Dropping the record would lose a job whose leaseholder died.
             Ok(Ran::Busy) => {
-                tracing::info!(job = %image.id, "stream job leased elsewhere; asking for redelivery");
+                tracing::info!(job = %id, "stream job leased elsewhere; asking for redelivery");
                 let mut failure = DynamoDbBatchItemFailure::default();
                 failure.item_identifier = record.change.sequence_number.clone();
                 response.batch_item_failures.push(failure);
             }
             Err(error) => {
-                tracing::error!(job = %image.id, %error, "stream job not recorded; asking for redelivery");
+                tracing::error!(job = %id, %error, "stream job not recorded; asking for redelivery");
                 let mut failure = DynamoDbBatchItemFailure::default();
                 failure.item_identifier = record.change.sequence_number.clone();
                 response.batch_item_failures.push(failure);
@@ -77,16 +61,9 @@ pub async fn handle(runner: &Runner, event: Event) -> DynamoDbEventResponse {
     response
 }
 
-#[derive(Deserialize)]
-struct Keys {
-    pk: String,
-    sk: String,
-}
-
 /// Reports a change or removal of an audit record other than its expiry.
-fn audit_guard(record: &aws_lambda_events::event::dynamodb::EventRecord) {
-    let Ok(keys) = serde_dynamo::from_item::<_, Keys>(record.change.keys.clone()) else { return };
-    if !is_audit_key(&keys.sk) {
+fn audit_guard(record: &EventRecord, partition: &str, sk: &str) {
+    if record.event_name == "INSERT" {
         return;
     }
     let expired = record.event_name == "REMOVE"
@@ -97,13 +74,13 @@ fn audit_guard(record: &aws_lambda_events::event::dynamodb::EventRecord) {
     if expired {
         return;
     }
-    tracing::error!(pk = %keys.pk, sk = %keys.sk, event = %record.event_name, "an audit record was changed or removed");
+    tracing::error!(pk = %partition, sk = %sk, event = %record.event_name, "an audit record was changed or removed");
     crate::telemetry::Emf {
         dimensions: &[&[]],
         metrics: &[("AuditTampered", "Count", 1.0)],
         properties: &[
-            ("Partition", serde_json::Value::from(keys.pk.as_str())),
-            ("Record", serde_json::Value::from(keys.sk.as_str())),
+            ("Partition", serde_json::Value::from(partition)),
+            ("Record", serde_json::Value::from(sk)),
             ("Event", serde_json::Value::from(record.event_name.as_str())),
         ],
     }
