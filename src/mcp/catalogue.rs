@@ -17,7 +17,6 @@ pub struct ToolRow {
     pub description: &'static str,
     /// The API operation it calls (`crate::api::ROUTES` has its method, path and requirement).
     pub op: Op,
-    pub read_only: bool,
     pub destructive: bool,
     pub idempotent: bool,
     /// What confirming it does, in one sentence (destructive tools).
@@ -29,6 +28,12 @@ pub struct ToolRow {
 }
 
 impl ToolRow {
+    /// Read-only exactly when its operation changes nothing (a GET): one
+    /// decision, the route table's (`Op::is_write`).
+    pub fn read_only(&self) -> bool {
+        !self.op.is_write()
+    }
+
     /// Whether this call runs only once the user has confirmed it. The
     /// confirmation shows every argument, so the person sees what changes.
     pub fn needs_confirmation(&self, args: &serde_json::Map<String, Value>) -> bool {
@@ -86,7 +91,6 @@ pub fn rows() -> Vec<ToolRow> {
         title,
         description,
         op,
-        read_only: true,
         destructive: false,
         idempotent: true,
         effect: "",
@@ -105,7 +109,6 @@ pub fn rows() -> Vec<ToolRow> {
             title: "Create or update inbox",
             description: "Create the inbox with this slug, or update it when the slug exists. Omitted optional fields keep their value. Giving sender_policy changes who may send to the inbox: the user is asked to confirm.",
             op: Op::InboxesUpsert,
-            read_only: false,
             destructive: true,
             idempotent: true,
             effect: SENDER_POLICY_EFFECT,
@@ -116,7 +119,6 @@ pub fn rows() -> Vec<ToolRow> {
             title: "Update inbox",
             description: "Change an inbox's name, status or sender policy. Give at least one of them. Giving sender_policy changes who may send to the inbox: the user is asked to confirm.",
             op: Op::InboxUpdate,
-            read_only: false,
             destructive: true,
             idempotent: true,
             effect: SENDER_POLICY_EFFECT,
@@ -127,7 +129,6 @@ pub fn rows() -> Vec<ToolRow> {
             title: "Delete inbox",
             description: "Soft-delete an inbox. Destructive: the user is asked to confirm.",
             op: Op::InboxDelete,
-            read_only: false,
             destructive: true,
             idempotent: true,
             effect: "The inbox disappears from lists and reads and its slug becomes free; its e-mails are kept.",
@@ -144,7 +145,6 @@ pub fn rows() -> Vec<ToolRow> {
             title: "Allow sender",
             description: "Allow an address (billing@acme.com) or a whole domain (@acme.com) to send to an inbox. Destructive: the user is asked to confirm.",
             op: Op::SendersAdd,
-            read_only: false,
             destructive: true,
             idempotent: true,
             effect: "Mail from this sender will be accepted and processed instead of rejected.",
@@ -155,7 +155,6 @@ pub fn rows() -> Vec<ToolRow> {
             title: "Stop allowing sender",
             description: "Remove a sender from an inbox's allowed list. Destructive: the user is asked to confirm.",
             op: Op::SenderRemove,
-            read_only: false,
             destructive: true,
             idempotent: true,
             effect: "New mail from this sender will be rejected when the inbox accepts allowed senders only.",
@@ -178,7 +177,6 @@ pub fn rows() -> Vec<ToolRow> {
             title: "Reprocess e-mail",
             description: "Run boleto extraction again for an e-mail. Answers at once with a job; follow it with jobs_get (with the io.modelcontextprotocol/tasks extension, protocol 2026-07-28: a task, polled with tasks/get). Destructive: the user is asked to confirm.",
             op: Op::EmailReprocess,
-            read_only: false,
             destructive: true,
             idempotent: false,
             effect: "The e-mail goes back to processing; its extracted data or error is replaced by the new result and webhooks are notified again.",
@@ -189,7 +187,6 @@ pub fn rows() -> Vec<ToolRow> {
             title: "Delete e-mail",
             description: "Soft-delete one e-mail. Destructive: the user is asked to confirm.",
             op: Op::EmailDelete,
-            read_only: false,
             destructive: true,
             idempotent: true,
             effect: "It will disappear from lists and reads; nothing else changes.",
@@ -212,7 +209,6 @@ pub fn rows() -> Vec<ToolRow> {
             title: "Create or update webhook",
             description: "Create the webhook for this https URL, or update it when the URL exists. A new webhook's signing secret is in this response only. Destructive: the user is asked to confirm (the URL decides where the workspace's events go; status disabled stops them).",
             op: Op::WebhooksUpsert,
-            read_only: false,
             destructive: true,
             idempotent: true,
             effect: "The workspace's events (e-mail senders, amounts, due dates and bank lines) will be sent to this URL, signed with a secret returned once; for a URL already registered, its events, status or description change, and status disabled stops its notifications.",
@@ -223,7 +219,6 @@ pub fn rows() -> Vec<ToolRow> {
             title: "Delete webhook",
             description: "Soft-delete a webhook; it receives no more events. Destructive: the user is asked to confirm.",
             op: Op::WebhookDelete,
-            read_only: false,
             destructive: true,
             idempotent: true,
             effect: "The webhook stops receiving events and disappears from lists and reads.",
@@ -234,7 +229,6 @@ pub fn rows() -> Vec<ToolRow> {
             title: "Test webhook",
             description: "Send a signed webhook.test event to the webhook. Answers at once with a job; follow it with jobs_get (with the io.modelcontextprotocol/tasks extension, protocol 2026-07-28: a task, polled with tasks/get). Destructive: the user is asked to confirm.",
             op: Op::WebhookTest,
-            read_only: false,
             destructive: true,
             idempotent: false,
             effect: "A signed webhook.test event is sent to the webhook's URL and recorded as a delivery.",
@@ -245,7 +239,6 @@ pub fn rows() -> Vec<ToolRow> {
             title: "Rotate webhook secret",
             description: "Replace the webhook's signing secret; the new secret is in this response only. Destructive: the user is asked to confirm.",
             op: Op::WebhookRotateSecret,
-            read_only: false,
             destructive: true,
             idempotent: false,
             effect: "The old secret stops working at once: the receiver must be given the new one to keep verifying deliveries.",
@@ -262,7 +255,6 @@ pub fn rows() -> Vec<ToolRow> {
             title: "Resend delivery",
             description: "Send a delivery's event again, as a new attempt. Answers at once with a job; follow it with jobs_get (with the io.modelcontextprotocol/tasks extension, protocol 2026-07-28: a task, polled with tasks/get). Destructive: the user is asked to confirm.",
             op: Op::DeliveryResend,
-            read_only: false,
             destructive: true,
             idempotent: false,
             effect: "The event is delivered again to the webhook's URL as a new attempt.",

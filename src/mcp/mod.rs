@@ -284,7 +284,7 @@ impl McpServer {
                 .get("name")
                 .and_then(Value::as_str)
                 .and_then(|name| self.tools.find(name))
-                .is_some_and(|tool| !tool.row.read_only),
+                .is_some_and(|tool| !tool.row.read_only()),
             _ => false,
         }
     }

@@ -100,8 +100,8 @@ impl Narrowing {
     }
 
     /// Whether a tool mirroring `op` may be listed and called.
-    pub fn allows(&self, op: Op, read_only: bool) -> bool {
-        (read_only || !self.readonly) && self.toolsets & (1 << toolset(op)) != 0
+    pub fn allows(&self, op: Op) -> bool {
+        (!op.is_write() || !self.readonly) && self.toolsets & (1 << toolset(op)) != 0
     }
 
     fn keeps(&self, scope: Scope) -> bool {
@@ -171,12 +171,12 @@ mod tests {
     #[test]
     fn path_and_headers_narrow_and_never_widen() {
         let none = Narrowing::read("/mcp", &HeaderMap::new()).unwrap();
-        assert!(none.allows(Op::WebhookRotateSecret, false));
+        assert!(none.allows(Op::WebhookRotateSecret));
         let ro = Narrowing::read("/mcp/readonly", &HeaderMap::new()).unwrap();
-        assert!(ro.allows(Op::EmailGet, true) && !ro.allows(Op::EmailDelete, false));
+        assert!(ro.allows(Op::EmailGet) && !ro.allows(Op::EmailDelete));
         let both = Narrowing::read("/mcp/x/emails,jobs", &headers(&[("x-mcp-toolsets", "jobs,webhooks")])).unwrap();
-        assert!(both.allows(Op::JobGet, true));
-        assert!(!both.allows(Op::EmailGet, true) && !both.allows(Op::WebhookGet, true), "the intersection");
+        assert!(both.allows(Op::JobGet));
+        assert!(!both.allows(Op::EmailGet) && !both.allows(Op::WebhookGet), "the intersection");
         let ro = Narrowing::read("/mcp/readonly", &headers(&[("x-mcp-readonly", "false")])).unwrap();
         assert!(ro.readonly, "a header cannot undo the path's narrowing");
         for (path, pairs) in [

@@ -67,7 +67,7 @@ impl Tool {
             "annotations".into(),
             json!({
                 "title": row.title,
-                "readOnlyHint": row.read_only,
+                "readOnlyHint": row.read_only(),
                 "destructiveHint": row.destructive,
                 "idempotentHint": row.idempotent,
                 "openWorldHint": false,
@@ -119,8 +119,7 @@ impl Tools {
     ) -> String {
         let mut out = String::with_capacity(16 * 1024);
         out.push_str("{\"tools\":[");
-        let listed =
-            self.tools.iter().filter(|t| narrowing.allows(t.row.op, t.row.read_only) && t.visible_to(principal, role));
+        let listed = self.tools.iter().filter(|t| narrowing.allows(t.row.op) && t.visible_to(principal, role));
         for (i, tool) in listed.enumerate() {
             if i > 0 {
                 out.push(',');
@@ -142,7 +141,7 @@ impl Tools {
             Some(_) => return Err(RpcError::invalid_params("tools/call needs params.arguments as an object")),
         };
         // A tool the connection narrowed away does not exist for it.
-        let tool = self.find(name).filter(|t| call.narrowing.allows(t.row.op, t.row.read_only)).ok_or_else(|| {
+        let tool = self.find(name).filter(|t| call.narrowing.allows(t.row.op)).ok_or_else(|| {
             RpcError::invalid_params(format!("Unknown tool: {name}")).with_data(json!({"name": name}))
         })?;
         let version = call.era.version();
