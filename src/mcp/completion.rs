@@ -84,7 +84,9 @@ pub async fn complete(
         _ => return Err(RpcError::invalid_params("ref.type must be ref/prompt or ref/resource")),
     };
     let candidates = match (collection, call.tenant) {
-        (Some(path), Some(tenant)) => candidates(&call.api_ctx(tenant, "completion/complete"), path, prefix).await?,
+        (Some(path), Some(tenant)) => {
+            candidates(&call.api_ctx(tenant, super::method::Method::CompletionComplete.as_str()), path, prefix).await?
+        }
         _ => Vec::new(),
     };
     Ok(completion_result(candidates))

@@ -16,6 +16,7 @@ use serde_json::{Map, Value, json};
 use super::Call;
 use super::era::ProtocolVersion;
 use super::jsonrpc::RpcError;
+use super::method::Method;
 use crate::api::Ctx;
 use crate::domain::hex;
 use crate::sys::unix_now;
@@ -72,7 +73,7 @@ pub async fn decide(
                 && field("sub") == Some(principal.sub.as_str())
                 && field("org") == Some(principal.org.as_str())
                 && field("ws") == Some(workspace)
-                && field("m") == Some("tools/call")
+                && field("m") == Some(Method::ToolsCall.as_str())
                 && field("tool") == Some(name)
                 && field("args") == Some(digest.as_str());
             if !bound {
@@ -134,7 +135,7 @@ fn ask(
     let exp = unix_now() + call.server.confirmation_ttl_secs;
     let payload = json!({
         "iss": ctx.principal.iss, "sub": ctx.principal.sub, "org": ctx.principal.org.as_str(),
-        "ws": ctx.tenant.workspace.as_str(), "m": "tools/call", "tool": name, "args": digest,
+        "ws": ctx.tenant.workspace.as_str(), "m": Method::ToolsCall.as_str(), "tool": name, "args": digest,
         "exp": exp, "nonce": hex(&nonce), "v": ProtocolVersion::V2026_07_28.as_str(),
     });
     let state = call

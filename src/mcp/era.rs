@@ -12,6 +12,7 @@ use http::HeaderMap;
 use serde_json::{Map, Value, json};
 
 use super::jsonrpc::{Message, RpcError};
+use super::method::Method;
 
 /// A protocol version this server speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -77,6 +78,19 @@ pub enum Era {
 }
 
 impl Era {
+    /// Whether `method` is served in this era: discovery and the tasks
+    /// extension only in the stateless era, the handshake and `ping` only in
+    /// the handshake era, the rest in both.
+    pub fn serves(self, method: Method) -> bool {
+        match method {
+            Method::ServerDiscover | Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
+                self == Era::Stateless
+            }
+            Method::Initialize | Method::Ping => self != Era::Stateless,
+            _ => true,
+        }
+    }
+
     pub fn version(self) -> ProtocolVersion {
         match self {
             Era::Stateless => ProtocolVersion::V2026_07_28,
@@ -161,7 +175,7 @@ pub fn select(message: &Message, headers: &HeaderMap) -> Result<Era, RpcError> {
         return select_stateless(env, &header);
     }
     let header_is_stateless = header.as_str() == Some(ProtocolVersion::V2026_07_28.as_str());
-    if message.method == "initialize" {
+    if message.kind == Some(Method::Initialize) {
         if header_is_stateless {
             return Err(RpcError::bad_params("per-request _meta is required for protocol version 2026-07-28")
                 .with_data(json!({"missing": [META]})));
@@ -326,12 +340,7 @@ pub fn check_routing_headers(message: &Message, headers: &HeaderMap) -> Result<(
         Header::Repeated(_) => return Err(header_error("Mcp-Method", None, Some(method), "is repeated")),
         Header::Malformed => return Err(header_error("Mcp-Method", None, Some(method), "is malformed")),
     }
-    let mirrored = match method {
-        "tools/call" | "prompts/get" => message.params.get("name"),
-        "resources/read" => message.params.get("uri"),
-        "tasks/get" | "tasks/update" | "tasks/cancel" => message.params.get("taskId"),
-        _ => None,
-    };
+    let mirrored = message.kind.and_then(Method::name_param).and_then(|param| message.params.get(param));
     // Nothing to mirror: params validation answers instead.
     let Some(Value::String(body_value)) = mirrored else { return Ok(()) };
     match Header::read(headers, H_NAME) {

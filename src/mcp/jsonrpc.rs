@@ -5,6 +5,7 @@
 //!
 //! Depends on nothing but serde; it knows no eras and no HTTP.
 
+use super::method::Method;
 use serde_json::{Map, Value, json};
 
 /// A JSON-RPC error code. Named constants cover every code this server sends.
@@ -173,6 +174,8 @@ pub struct Message {
     /// `None` for a notification; otherwise a string or integer, type preserved.
     pub id: Option<Value>,
     pub method: String,
+    /// `method` parsed once: `None` for a method this server does not know.
+    pub kind: Option<Method>,
     /// Always an object (absent params read as an empty object).
     pub params: Map<String, Value>,
     /// Whether the request carried a `params` member at all.
@@ -245,7 +248,7 @@ pub fn parse_message(body: &[u8]) -> Result<Message, ParseFailure> {
         Some(Value::Object(params)) => (params.clone(), true),
         Some(_) => return Err(ParseFailure::invalid(id, "Invalid request: params must be an object")),
     };
-    Ok(Message { id, method: method.clone(), params, has_params })
+    Ok(Message { id, method: method.clone(), kind: Method::parse(method), params, has_params })
 }
 
 #[cfg(test)]

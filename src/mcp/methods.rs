@@ -5,63 +5,19 @@
 use serde_json::{Map, Value, json};
 
 use super::era::{Era, ProtocolVersion};
-use super::jsonrpc::RpcError;
+use super::jsonrpc::{Message, RpcError};
+use super::method::Method;
 use super::{Call, Outcome, capabilities, server_info};
 
-/// Methods served in both eras.
-const BOTH: &[&str] = &[
-    "tools/list",
-    "tools/call",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "prompts/list",
-    "prompts/get",
-    "completion/complete",
-];
-
-/// Methods of the handshake era only.
-const HANDSHAKE: &[&str] = &["initialize", "ping"];
-
-/// Stage G: is `method` served in `era`? Discovery and the tasks extension
-/// exist only in the stateless era; the handshake and `ping` only in the
-/// handshake era.
-pub fn is_served(era: Era, method: &str) -> bool {
-    let own = match era {
-        Era::Stateless => method == "server/discover" || super::tasks::METHODS.contains(&method),
-        Era::Handshake(_) => HANDSHAKE.contains(&method),
-    };
-    own || BOTH.contains(&method)
-}
-
-/// The method's name as a bounded label (metrics): a method this server
-/// serves in either era, `notification` for any notification, `unknown` for
-/// anything else, so a client cannot mint new metric dimensions.
-pub fn label(method: &str) -> &'static str {
-    let served = BOTH.iter().chain(HANDSHAKE).chain(&["server/discover"]).chain(&super::tasks::METHODS);
-    match served.copied().find(|known| *known == method) {
-        Some(known) => known,
-        None if method.starts_with("notifications/") => "notification",
+/// The method's name as a bounded label (logs and metrics): a method this
+/// server knows, `notification` for any notification, `unknown` for anything
+/// else, so a client cannot mint new metric dimensions or fill the logs.
+pub fn label(message: &Message) -> &'static str {
+    match message.kind {
+        Some(method) => method.as_str(),
+        None if message.method.starts_with("notifications/") => "notification",
         None => "unknown",
     }
-}
-
-/// Methods that act on a workspace (everything but discovery and the handshake).
-pub fn needs_workspace(method: &str) -> bool {
-    !matches!(method, "server/discover" | "initialize" | "ping")
-}
-
-/// Results that carry `ttlMs`/`cacheScope` when complete (stateless era).
-pub fn is_cacheable(method: &str) -> bool {
-    matches!(
-        method,
-        "server/discover"
-            | "tools/list"
-            | "prompts/list"
-            | "resources/list"
-            | "resources/templates/list"
-            | "resources/read"
-    )
 }
 
 /// Stages H–K: dispatch a served method. Returns the outcome and the version
@@ -71,40 +27,41 @@ pub async fn dispatch(call: &Call<'_>) -> Result<(Outcome, ProtocolVersion), Rpc
     let version = call.era.version();
     let params = &call.message.params;
     let complete = |v: Value| Ok((Outcome::Complete(v), version));
-    match call.message.method.as_str() {
-        "server/discover" => complete(server.discover.clone()),
-        "initialize" => {
+    let Some(method) = call.message.kind else {
+        return Err(RpcError::method_not_found(&call.message.method, call.era == Era::Stateless));
+    };
+    match method {
+        Method::ServerDiscover => complete(server.discover.clone()),
+        Method::Initialize => {
             let (result, negotiated) = initialize(params)?;
             Ok((Outcome::Complete(result), negotiated))
         }
-        "ping" => complete(json!({})),
-        "tools/list" => {
+        Method::Ping => complete(json!({})),
+        Method::ToolsList => {
             no_cursor(params)?;
             let role = call.tenant.map_or(crate::domain::Role::Viewer, |t| t.role);
             let listed = server.tools.list_serialized(version, call.principal, role, call.narrowing);
             Ok((Outcome::Serialized(listed), version))
         }
-        "tools/call" => server.tools.call(call).await.map(|outcome| (outcome, version)),
-        "resources/list" => {
+        Method::ToolsCall => server.tools.call(call).await.map(|outcome| (outcome, version)),
+        Method::ResourcesList => {
             no_cursor(params)?;
             complete(json!({"resources": server.resources.list(version, call.principal)}))
         }
-        "resources/templates/list" => {
+        Method::ResourcesTemplatesList => {
             no_cursor(params)?;
             complete(json!({"resourceTemplates": server.resources.templates(version, call.principal)}))
         }
-        "resources/read" => complete(server.resources.read(call).await?),
-        "prompts/list" => {
+        Method::ResourcesRead => complete(server.resources.read(call).await?),
+        Method::PromptsList => {
             no_cursor(params)?;
             complete(json!({"prompts": server.prompts.list(version, call.principal)}))
         }
-        "prompts/get" => complete(server.prompts.get(call).await?),
-        "completion/complete" => complete(super::completion::complete(call, params, version).await?),
-        "tasks/get" | "tasks/update" | "tasks/cancel" => {
-            super::tasks::dispatch(call).await.map(|outcome| (outcome, version))
+        Method::PromptsGet => complete(server.prompts.get(call).await?),
+        Method::CompletionComplete => complete(super::completion::complete(call, params, version).await?),
+        Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
+            super::tasks::dispatch(call, method).await.map(|outcome| (outcome, version))
         }
-        // is_served() admitted only the names above.
-        other => Err(RpcError::method_not_found(other, call.era == Era::Stateless)),
     }
 }
 

@@ -17,6 +17,7 @@ pub mod completion;
 pub mod confirm;
 pub mod era;
 pub mod jsonrpc;
+pub mod method;
 pub mod methods;
 pub mod narrow;
 pub mod prompts;
@@ -39,6 +40,7 @@ use crate::auth::challenge::{Challenge, Resource};
 use crate::secrets::Secrets;
 use era::{ClientContext, Era, ProtocolVersion};
 use jsonrpc::{Message, RpcError, error_body, parse_message, result_body};
+use method::Method;
 
 pub const SERVER_NAME: &str = "kobana-autonomous-inbox";
 pub const SERVER_TITLE: &str = "Kobana Autonomous Inbox";
@@ -249,7 +251,7 @@ impl McpServer {
             Ok(message) => message,
             Err(failure) => return Err(McpReply::error(failure.id.as_ref(), &failure.error, newest)),
         };
-        trace.method = Some(methods::label(&message.method));
+        trace.method = Some(methods::label(&message));
         trace.operation = Some(self.operation(&message));
         let Some(id) = message.id.clone() else {
             return Ok(Prepared::Notification(notification_version(&message, headers)));
@@ -264,21 +266,21 @@ impl McpServer {
 
     /// The bounded label of a message (see `Trace::operation`).
     fn operation(&self, message: &Message) -> &'static str {
-        if message.method == "tools/call"
+        if message.kind == Some(Method::ToolsCall)
             && let Some(tool) = message.params.get("name").and_then(Value::as_str).and_then(|n| self.tools.find(n))
         {
             return tool.row.name;
         }
-        methods::label(&message.method)
+        methods::label(message)
     }
 
     /// Whether answering `request` may change state: a call of a tool that
     /// is not read-only, or a task's cancellation (such requests are counted
     /// against the rate budget before they run).
     pub fn changes_state(&self, request: &Request) -> bool {
-        match request.message.method.as_str() {
-            "tasks/cancel" => true,
-            "tools/call" => request
+        match request.message.kind {
+            Some(Method::TasksCancel) => true,
+            Some(Method::ToolsCall) => request
                 .message
                 .params
                 .get("name")
@@ -324,12 +326,12 @@ impl McpServer {
         let narrowed = narrowing.principal(principal);
         let principal: &Principal = &narrowed;
 
-        if !methods::is_served(era, &message.method) {
+        if !message.kind.is_some_and(|m| era.serves(m)) {
             let error = RpcError::method_not_found(&message.method, era == Era::Stateless);
             return McpReply::error(Some(id), &error, version);
         }
 
-        let tenant = if methods::needs_workspace(&message.method) {
+        let tenant = if message.kind.is_some_and(Method::needs_workspace) {
             let header = headers.get(tenancy::HEADER).and_then(|v| v.to_str().ok());
             match api.resolve(principal, header).await {
                 Ok(tenant) => {
@@ -357,10 +359,10 @@ impl McpServer {
             Ok((outcome, reply_version)) => {
                 let body = match outcome {
                     Outcome::Serialized(result) => {
-                        let result = self.decorate_serialized(era, &message.method, result);
+                        let result = self.decorate_serialized(era, message.kind, result);
                         ReplyBody::Serialized(format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{result}}}"))
                     }
-                    outcome => ReplyBody::Json(result_body(id, self.decorate(era, &message.method, outcome))),
+                    outcome => ReplyBody::Json(result_body(id, self.decorate(era, message.kind, outcome))),
                 };
                 McpReply { status: 200, body: Some(body), version: reply_version, headers: Vec::new() }
             }
@@ -371,7 +373,7 @@ impl McpServer {
     /// Stage L: stateless results get `resultType`, serverInfo `_meta` and,
     /// for the cacheable methods, `ttlMs`/`cacheScope`; handshake results are
     /// already in their version's shape.
-    fn decorate(&self, era: Era, method: &str, outcome: Outcome) -> Value {
+    fn decorate(&self, era: Era, method: Option<Method>, outcome: Outcome) -> Value {
         let (mut result, result_type) = match outcome {
             Outcome::Complete(v) => (v, "complete"),
             Outcome::InputRequired(v) => (v, "input_required"),
@@ -384,7 +386,7 @@ impl McpServer {
         }
         let Value::Object(object) = &mut result else { return result };
         object.insert("resultType".into(), Value::from(result_type));
-        if result_type == "complete" && methods::is_cacheable(method) {
+        if result_type == "complete" && method.is_some_and(Method::is_cacheable) {
             object.insert("ttlMs".into(), Value::from(0));
             object.insert("cacheScope".into(), Value::from("private"));
         }
@@ -405,13 +407,13 @@ impl McpServer {
 impl McpServer {
     /// `decorate` for a complete result that is already serialized (a JSON
     /// object without `_meta`): the same members, appended as text.
-    fn decorate_serialized(&self, era: Era, method: &str, mut result: String) -> String {
+    fn decorate_serialized(&self, era: Era, method: Option<Method>, mut result: String) -> String {
         if era != Era::Stateless || !result.ends_with('}') {
             return result;
         }
         result.pop();
         result.push_str(",\"resultType\":\"complete\"");
-        if methods::is_cacheable(method) {
+        if method.is_some_and(Method::is_cacheable) {
             result.push_str(",\"ttlMs\":0,\"cacheScope\":\"private\"");
         }
         result.push_str(",\"_meta\":");

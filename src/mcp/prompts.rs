@@ -238,7 +238,7 @@ impl Prompts {
         let (argument, collection) = prompt.subject;
         let id = args.get(argument).and_then(Value::as_str).unwrap_or("");
         let Some(tenant) = call.tenant else { return Err(RpcError::invalid_params("No workspace")) };
-        let ctx = call.api_ctx(tenant, "prompts/get");
+        let ctx = call.api_ctx(tenant, super::method::Method::PromptsGet.as_str());
         // The id is one encoded path segment: it can name a record, never another route.
         let path = format!("{collection}/{}", utf8_percent_encode(id, NON_ALPHANUMERIC));
         let found = api::call(&ctx, &ApiRequest { method: "GET", path: &path, query: None, body: &[] }).await;

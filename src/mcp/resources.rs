@@ -208,7 +208,7 @@ impl Resources {
             return Err(super::results::step_up(call, &missing));
         }
         let Some(tenant) = call.tenant else { return Err(not_found(call.era, uri)) };
-        let ctx = call.api_ctx(tenant, "resources/read");
+        let ctx = call.api_ctx(tenant, super::method::Method::ResourcesRead.as_str());
         let response = match api::call(&ctx, &ApiRequest { method: "GET", path: &path, query: None, body: &[] }).await {
             Ok(response) if response.is_success() => response,
             Err(ApiError::InsufficientScope { scopes }) => return Err(super::results::step_up(call, &scopes)),

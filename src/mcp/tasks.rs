@@ -25,6 +25,7 @@ use serde_json::{Map, Value, json};
 
 use super::era::{EXT_TASKS, ProtocolVersion};
 use super::jsonrpc::RpcError;
+use super::method::Method;
 use super::results::{call_tool_result, step_up, unavailable};
 use super::{Call, Outcome};
 use crate::api::error::ApiError;
@@ -37,9 +38,6 @@ pub const TTL_MS: u64 = 7 * 24 * 60 * 60 * 1000;
 
 /// How often a client should poll: jobs usually finish within seconds.
 pub const POLL_INTERVAL_MS: u64 = 1000;
-
-/// The methods of the extension (stateless era only).
-pub const METHODS: [&str; 3] = ["tasks/get", "tasks/update", "tasks/cancel"];
 
 /// A `CreateTaskResult` (without `resultType`, which decoration adds) for a
 /// job just enqueued, when the 202 body carries one.
@@ -120,28 +118,28 @@ fn effect_failure(job: &Job) -> Option<(&'static str, String)> {
 }
 
 /// `tasks/get`, `tasks/update`, `tasks/cancel`.
-pub async fn dispatch(call: &Call<'_>) -> Result<Outcome, RpcError> {
-    let method = call.message.method.as_str();
+pub async fn dispatch(call: &Call<'_>, method: Method) -> Result<Outcome, RpcError> {
+    let name = method.as_str();
     let Some(Value::String(task_id)) = call.message.params.get("taskId") else {
-        return Err(RpcError::invalid_params(format!("{method} needs params.taskId as a string")));
+        return Err(RpcError::invalid_params(format!("{name} needs params.taskId as a string")));
     };
     if !call.client.tasks {
-        return Err(RpcError::missing_capability(format!("{method} needs the {EXT_TASKS} extension"))
+        return Err(RpcError::missing_capability(format!("{name} needs the {EXT_TASKS} extension"))
             .with_data(json!({"requiredCapabilities": {"extensions": {EXT_TASKS: {}}}})));
     }
     let Some(tenant) = call.tenant else {
         return Err(RpcError::internal("No workspace was resolved for this call"));
     };
-    let ctx = call.api_ctx(tenant, method);
-    if method == "tasks/cancel" && call.narrowing.readonly {
+    let ctx = call.api_ctx(tenant, name);
+    if method == Method::TasksCancel && call.narrowing.readonly {
         return Err(RpcError::invalid_params(
             "This connection is read-only (X-MCP-Readonly): a task cannot be cancelled",
         )
         .with_data(json!({"taskId": task_id})));
     }
     match method {
-        "tasks/get" => Ok(Outcome::Complete(detailed(&read(&ctx, task_id).await?))),
-        "tasks/cancel" => cancel(call, &ctx, task_id).await.map(|()| Outcome::Complete(json!({}))),
+        Method::TasksGet => Ok(Outcome::Complete(detailed(&read(&ctx, task_id).await?))),
+        Method::TasksCancel => cancel(call, &ctx, task_id).await.map(|()| Outcome::Complete(json!({}))),
         // Our tasks never ask for input: there is nothing to update.
         _ => {
             read(&ctx, task_id).await?;
