@@ -23,6 +23,7 @@ import signal
 import sys
 import threading
 
+import moto.backends as moto_backends
 import moto.dynamodb.models as dynamodb_models
 from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.models.dynamo_type import DynamoType
@@ -30,6 +31,12 @@ from moto.dynamodb.models.table import Table
 from moto.dynamodb.responses import DynamoHandler
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
 from werkzeug.serving import run_simple
+
+# moto lists its own package folder (a listdir and an isdir per service) on
+# every request to find the service a Host names; the folder does not change
+# while the server runs, so it is listed once.
+_MODULES = tuple(moto_backends.list_of_moto_modules())
+moto_backends.list_of_moto_modules = lambda: _MODULES
 
 _lock = threading.Lock()
 _call_action = DynamoHandler.call_action
@@ -107,6 +114,10 @@ class _KeepAlive(MotoRequestHandler):
     connection: each call paid a TCP connect and a new HTTP connection)."""
 
     protocol_version = "HTTP/1.1"
+
+    def log_request(self, *args, **kwargs):
+        """No line per request (errors are still logged): a test run makes
+        hundreds of thousands of calls."""
 
 
 def main():

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::error::ApiError;
-use super::input::{self, invalid_parameter};
+use super::input::{self, invalid_parameter, or_list};
 use super::jobs::{accepted, new_job};
 use super::page::page_request;
 use super::{ApiResponse, Ctx};
@@ -34,11 +34,9 @@ pub async fn list(ctx: &Ctx<'_>, query: Option<&str>) -> Result<ApiResponse, Api
         filter.inbox_id = Some(inbox.clone());
     }
     if let Some(status) = params.get("status") {
-        let known = ["received", "processing", "processed", "failed", "rejected"];
-        if !known.contains(&status.as_str()) {
-            return Err(invalid_parameter("status", "must be received, processing, processed, failed or rejected"));
-        }
-        filter.status = Some(status.clone());
+        let parsed = EmailStatus::parse(status)
+            .ok_or_else(|| invalid_parameter("status", &format!("must be {}", or_list(EmailStatus::NAMES))))?;
+        filter.status = Some(parsed);
     }
     if let Some(from) = params.get("from") {
         let address =

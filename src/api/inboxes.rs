@@ -26,11 +26,13 @@ pub async fn load(ctx: &Ctx<'_>, id: &str) -> Result<Inbox, ApiError> {
 
 pub async fn list(ctx: &Ctx<'_>, query: Option<&str>) -> Result<ApiResponse, ApiError> {
     let params = input::query(query, &["limit", "cursor", "status", "q"])?;
-    let status = match params.get("status").map(String::as_str) {
-        None => None,
-        Some(s @ ("active" | "paused")) => Some(s.to_owned()),
-        Some(_) => return Err(invalid_parameter("status", "must be active or paused")),
-    };
+    let status =
+        match params.get("status") {
+            None => None,
+            Some(s) => Some(InboxStatus::parse(s).ok_or_else(|| {
+                invalid_parameter("status", &format!("must be {}", input::or_list(InboxStatus::NAMES)))
+            })?),
+        };
     let q = match params.get("q") {
         None => None,
         Some(q) if q.chars().count() <= 100 && !q.trim().is_empty() => Some(q.trim().to_lowercase()),

@@ -58,6 +58,15 @@ pub fn query(raw: Option<&str>, allowed: &[&str]) -> Result<BTreeMap<String, Str
     Ok(params)
 }
 
+/// `a, b or c`: the values a parameter may take, for its error message.
+pub fn or_list(names: &[&str]) -> String {
+    match names.split_last() {
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
 pub fn invalid_parameter(name: &str, message: &str) -> ApiError {
     ApiError::bad_request("invalid_parameter", format!("{name}: {message}"), json!({"parameter": name}))
 }

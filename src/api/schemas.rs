@@ -17,17 +17,15 @@
 use serde_json::{Map, Value, json};
 
 use super::Op;
+use crate::domain::records::{
+    DeliveryStatus, EmailStatus, EventType, InboxStatus, JobErrorKind, JobKind, JobStatus, SenderPolicy, WebhookStatus,
+};
 
-pub const INBOX_STATUS: [&str; 2] = ["active", "paused"];
-pub const SENDER_POLICY: [&str; 2] = ["anyone", "allowed_only"];
-pub const EMAIL_STATUS: [&str; 5] = ["received", "processing", "processed", "failed", "rejected"];
-pub const EVENTS: [&str; 3] = ["email.processed", "email.failed", "email.rejected"];
-const EVENT_TYPES: [&str; 4] = ["email.processed", "email.failed", "email.rejected", "webhook.test"];
-const WEBHOOK_STATUS: [&str; 2] = ["active", "disabled"];
-const DELIVERY_STATUS: [&str; 3] = ["pending", "succeeded", "failed"];
-const JOB_STATUS: [&str; 5] = ["queued", "running", "succeeded", "failed", "cancelled"];
-const JOB_KIND: [&str; 4] = ["email.process", "email.reprocess", "webhook.test", "delivery.resend"];
-const JOB_ERROR_KIND: [&str; 2] = ["operation", "platform"];
+/// The events a webhook may subscribe to.
+const SUBSCRIBABLE: [&str; 3] = {
+    let [a, b, c] = EventType::SUBSCRIBABLE;
+    [a.as_str(), b.as_str(), c.as_str()]
+};
 
 // ------------------------------------------------------------------ building
 
@@ -140,13 +138,16 @@ pub fn query_params(op: Op) -> Vec<(&'static str, Value)> {
     let page = [("limit", limit()), ("cursor", cursor())];
     let filters = match op {
         Op::InboxesList => {
-            vec![("status", one_of(&INBOX_STATUS)), ("q", described(string(1, 100), "Text to find in name or slug"))]
+            vec![
+                ("status", one_of(InboxStatus::NAMES)),
+                ("q", described(string(1, 100), "Text to find in name or slug")),
+            ]
         }
         Op::EmailsList => {
             let when = |d| described(string(10, 40), d);
             vec![
                 ("inbox_id", id("inbox")),
-                ("status", one_of(&EMAIL_STATUS)),
+                ("status", one_of(EmailStatus::NAMES)),
                 ("from", json!({"type": "string", "format": "email", "maxLength": 254})),
                 ("received_after", when("Date (YYYY-MM-DD) or RFC 3339 time, inclusive")),
                 ("received_before", when("Date (YYYY-MM-DD) or RFC 3339 time, inclusive")),
@@ -173,13 +174,13 @@ pub fn body(op: Op) -> Option<Value> {
     let schema = match op {
         Op::InboxesUpsert => input(
             json!({"slug": described(string(2, 63), "Lowercase letters, digits and -"), "name": name(),
-                   "status": one_of(&INBOX_STATUS),
-                   "sender_policy": described(one_of(&SENDER_POLICY), "allowed_only rejects mail from senders not on the inbox's list")}),
+                   "status": one_of(InboxStatus::NAMES),
+                   "sender_policy": described(one_of(SenderPolicy::NAMES), "allowed_only rejects mail from senders not on the inbox's list")}),
             &["slug", "name"],
         ),
         Op::InboxUpdate => {
             let mut schema = input(
-                json!({"name": name(), "status": one_of(&INBOX_STATUS), "sender_policy": one_of(&SENDER_POLICY)}),
+                json!({"name": name(), "status": one_of(InboxStatus::NAMES), "sender_policy": one_of(SenderPolicy::NAMES)}),
                 &[],
             );
             put(&mut schema, "minProperties", json!(1));
@@ -190,8 +191,8 @@ pub fn body(op: Op) -> Option<Value> {
         }
         Op::WebhooksUpsert => input(
             json!({"url": described(string(8, 2048), "https URL that receives the events"),
-                   "events": {"type": "array", "items": one_of(&EVENTS), "minItems": 1, "maxItems": 3, "uniqueItems": true},
-                   "status": one_of(&WEBHOOK_STATUS),
+                   "events": {"type": "array", "items": one_of(&SUBSCRIBABLE), "minItems": 1, "maxItems": 3, "uniqueItems": true},
+                   "status": one_of(WebhookStatus::NAMES),
                    "description": string(1, 200)}),
             &["url"],
         ),
@@ -259,8 +260,8 @@ impl Record {
     pub fn schema(self) -> Value {
         match self {
             Record::Inbox => strict(
-                json!({"id": text(), "slug": text(), "name": text(), "status": one_of(&INBOX_STATUS),
-                       "sender_policy": one_of(&SENDER_POLICY), "created_at": time(), "updated_at": time()}),
+                json!({"id": text(), "slug": text(), "name": text(), "status": one_of(InboxStatus::NAMES),
+                       "sender_policy": one_of(SenderPolicy::NAMES), "created_at": time(), "updated_at": time()}),
                 &[],
             ),
             Record::AllowedSender => strict(
@@ -270,7 +271,7 @@ impl Record {
             Record::Email => strict(
                 json!({"id": text(), "inbox_id": text(), "from": text(), "to": text(),
                        "subject": described(text(), "Third-party text"), "received_at": time(),
-                       "status": one_of(&EMAIL_STATUS), "text": described(text(), "The body: third-party text"),
+                       "status": one_of(EmailStatus::NAMES), "text": described(text(), "The body: third-party text"),
                        "attachments": {"type": "array", "items": strict(
                            json!({"name": text(), "size": count(), "content_type": text()}), &[])},
                        "extracted": nullable(strict(json!({
@@ -288,32 +289,32 @@ impl Record {
                 strict(fields, &[])
             }
             Record::Delivery => strict(
-                json!({"id": text(), "webhook_id": text(), "event_id": text(), "event_type": one_of(&EVENT_TYPES),
-                       "status": one_of(&DELIVERY_STATUS), "status_code": nullable(count()),
+                json!({"id": text(), "webhook_id": text(), "event_id": text(), "event_type": one_of(EventType::NAMES),
+                       "status": one_of(DeliveryStatus::NAMES), "status_code": nullable(count()),
                        "duration_ms": nullable(count()), "error": nullable(text()),
                        "attempt": {"type": "integer", "minimum": 1},
                        "resend_of": nullable(described(text(), "The delivery this one resends")), "created_at": time()}),
                 &[],
             ),
             Record::Job => strict(
-                json!({"id": text(), "kind": one_of(&JOB_KIND), "subject_id": text(), "status": one_of(&JOB_STATUS),
+                json!({"id": text(), "kind": one_of(JobKind::NAMES), "subject_id": text(), "status": one_of(JobStatus::NAMES),
                        "attempts": count(),
                        "result": nullable(described(json!({"type": "object"}), "What the job did, once it succeeded")),
                        "error": nullable(text()),
-                       "error_kind": nullable(described(one_of(&JOB_ERROR_KIND), "Why a failed job failed: operation (it cannot be done) or platform (starting it again may work)")),
+                       "error_kind": nullable(described(one_of(JobErrorKind::NAMES), "Why a failed job failed: operation (it cannot be done) or platform (starting it again may work)")),
                        "created_at": time(), "updated_at": time(),
                        "lease_until": described(count(), "While running: when the runner's claim lapses (Unix seconds)")}),
                 &["lease_until"],
             ),
             Record::Workspace => {
                 let counts = strict(
-                    Value::Object(EMAIL_STATUS.iter().map(|s| ((*s).to_owned(), count())).collect::<Map<_, _>>()),
+                    Value::Object(EmailStatus::NAMES.iter().map(|s| ((*s).to_owned(), count())).collect::<Map<_, _>>()),
                     &[],
                 );
                 strict(
                     json!({"id": text(), "name": nullable(text()),
                            "inboxes": {"type": "array", "items": strict(json!({"id": text(), "slug": text(), "name": text(),
-                               "status": one_of(&INBOX_STATUS), "email_counts": counts.clone()}), &[])},
+                               "status": one_of(InboxStatus::NAMES), "email_counts": counts.clone()}), &[])},
                            "email_counts": counts, "counts_truncated": {"type": "boolean"},
                            "more_inboxes": {"type": "boolean"}}),
                     &[],
@@ -343,8 +344,8 @@ impl Record {
 }
 
 fn webhook_fields() -> Value {
-    json!({"id": text(), "url": text(), "events": {"type": "array", "items": one_of(&EVENTS)},
-           "status": one_of(&WEBHOOK_STATUS), "description": nullable(text()),
+    json!({"id": text(), "url": text(), "events": {"type": "array", "items": one_of(&SUBSCRIBABLE)},
+           "status": one_of(WebhookStatus::NAMES), "description": nullable(text()),
            "secret_last4": text(), "created_at": time(), "updated_at": time()})
 }
 
@@ -396,7 +397,7 @@ impl Shape {
             ),
             Shape::Accepted => data(strict(json!({"job": refs.record(Record::Job)}), &[])),
             Shape::AcceptedEmail => data(strict(
-                json!({"job": refs.record(Record::Job), "email": strict(json!({"id": text(), "status": one_of(&EMAIL_STATUS)}), &[])}),
+                json!({"job": refs.record(Record::Job), "email": strict(json!({"id": text(), "status": one_of(EmailStatus::NAMES)}), &[])}),
                 &[],
             )),
             Shape::Deleted => data(strict(json!({"id": text(), "deleted": {"const": true}}), &[])),

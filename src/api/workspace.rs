@@ -6,10 +6,9 @@ use serde_json::{Map, Value, json};
 
 use super::error::ApiError;
 use super::{ApiResponse, Ctx, check};
+use crate::domain::records::EmailStatus;
 use crate::domain::{Permission, Scope};
 use crate::store::InboxFilter;
-
-const STATUSES: [&str; 5] = ["received", "processing", "processed", "failed", "rejected"];
 
 pub async fn get(ctx: &Ctx<'_>) -> Result<ApiResponse, ApiError> {
     let missing: Vec<Scope> =
@@ -26,7 +25,7 @@ pub async fn get(ctx: &Ctx<'_>) -> Result<ApiResponse, ApiError> {
         store.count_emails(ctx.tenant),
     );
     let (inboxes, counts) = (inboxes?, counts?);
-    let zero = || STATUSES.iter().map(|s| ((*s).to_owned(), Value::from(0))).collect::<Map<_, _>>();
+    let zero = || EmailStatus::NAMES.iter().map(|s| ((*s).to_owned(), Value::from(0))).collect::<Map<_, _>>();
     let mut total = zero();
     let listed: Vec<Value> = inboxes
         .items

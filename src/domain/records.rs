@@ -9,21 +9,51 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum InboxStatus {
-    Active,
-    Paused,
+/// An enum whose values are written as fixed strings (JSON, DynamoDB items,
+/// query parameters, schemas): the variants and their names in one list,
+/// with `ALL`, `NAMES`, `as_str` and `parse` made from it, so no other place
+/// writes the names again.
+macro_rules! wire_enum {
+    ($(#[$meta:meta])* pub enum $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        pub enum $name {
+            $($(#[$vmeta])* #[serde(rename = $text)] $variant),+
+        }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+            pub const NAMES: &'static [&'static str] = &[$($text),+];
+
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),+
+                }
+            }
+
+            pub fn parse(text: &str) -> Option<$name> {
+                match text {
+                    $($text => Some($name::$variant),)+
+                    _ => None,
+                }
+            }
+        }
+    };
 }
 
-/// Who may send to an inbox.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SenderPolicy {
-    /// Any sender is accepted.
-    Anyone,
-    /// Only allowed senders; mail from anyone else is `rejected`.
-    AllowedOnly,
+wire_enum! {
+    pub enum InboxStatus {
+        Active = "active",
+        Paused = "paused",
+    }
+}
+
+wire_enum! {
+    /// Who may send to an inbox.
+    pub enum SenderPolicy {
+        Anyone = "anyone",
+        AllowedOnly = "allowed_only",
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -47,25 +77,13 @@ pub struct AllowedSender {
     pub created_at: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EmailStatus {
-    Received,
-    Processing,
-    Processed,
-    Failed,
-    Rejected,
-}
-
-impl EmailStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EmailStatus::Received => "received",
-            EmailStatus::Processing => "processing",
-            EmailStatus::Processed => "processed",
-            EmailStatus::Failed => "failed",
-            EmailStatus::Rejected => "rejected",
-        }
+wire_enum! {
+    pub enum EmailStatus {
+        Received = "received",
+        Processing = "processing",
+        Processed = "processed",
+        Failed = "failed",
+        Rejected = "rejected",
     }
 }
 
@@ -110,38 +128,26 @@ pub struct Email {
     pub deleted_at: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord)]
-pub enum EventType {
-    #[serde(rename = "email.processed")]
-    EmailProcessed,
-    #[serde(rename = "email.failed")]
-    EmailFailed,
-    #[serde(rename = "email.rejected")]
-    EmailRejected,
-    #[serde(rename = "webhook.test")]
-    WebhookTest,
+wire_enum! {
+    pub enum EventType {
+        EmailProcessed = "email.processed",
+        EmailFailed = "email.failed",
+        EmailRejected = "email.rejected",
+        WebhookTest = "webhook.test",
+    }
 }
 
 impl EventType {
     /// The events a webhook can subscribe to (`webhook.test` goes to the tested webhook only).
     pub const SUBSCRIBABLE: [EventType; 3] =
         [EventType::EmailProcessed, EventType::EmailFailed, EventType::EmailRejected];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EventType::EmailProcessed => "email.processed",
-            EventType::EmailFailed => "email.failed",
-            EventType::EmailRejected => "email.rejected",
-            EventType::WebhookTest => "webhook.test",
-        }
-    }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WebhookStatus {
-    Active,
-    Disabled,
+wire_enum! {
+    pub enum WebhookStatus {
+        Active = "active",
+        Disabled = "disabled",
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -160,12 +166,12 @@ pub struct Webhook {
     pub deleted_at: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DeliveryStatus {
-    Pending,
-    Succeeded,
-    Failed,
+wire_enum! {
+    pub enum DeliveryStatus {
+        Pending = "pending",
+        Succeeded = "succeeded",
+        Failed = "failed",
+    }
 }
 
 /// One attempt to deliver an event to a webhook.
@@ -187,51 +193,36 @@ pub struct Delivery {
     pub created_at: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum JobKind {
-    #[serde(rename = "email.reprocess")]
-    EmailReprocess,
-    #[serde(rename = "email.process")]
-    EmailProcess,
-    #[serde(rename = "webhook.test")]
-    WebhookTest,
-    #[serde(rename = "delivery.resend")]
-    DeliveryResend,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum JobStatus {
-    Queued,
-    Running,
-    Succeeded,
-    Failed,
-    /// Cancelled while queued: it never ran and never will.
-    Cancelled,
-}
-
-impl JobStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            JobStatus::Queued => "queued",
-            JobStatus::Running => "running",
-            JobStatus::Succeeded => "succeeded",
-            JobStatus::Failed => "failed",
-            JobStatus::Cancelled => "cancelled",
-        }
+wire_enum! {
+    pub enum JobKind {
+        EmailProcess = "email.process",
+        EmailReprocess = "email.reprocess",
+        WebhookTest = "webhook.test",
+        DeliveryResend = "delivery.resend",
     }
 }
 
-/// Why a failed job failed: what a client may do about it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum JobErrorKind {
-    /// The operation cannot be done (its subject was deleted, the webhook is
-    /// disabled): starting it again gives the same answer.
-    Operation,
-    /// The service failed to run it (storage kept failing through every
-    /// attempt): starting it again may work.
-    Platform,
+wire_enum! {
+    pub enum JobStatus {
+        Queued = "queued",
+        Running = "running",
+        Succeeded = "succeeded",
+        Failed = "failed",
+        /// Cancelled while queued: it never ran and never will.
+        Cancelled = "cancelled",
+    }
+}
+
+wire_enum! {
+    /// Why a failed job failed: what a client may do about it.
+    pub enum JobErrorKind {
+        /// The operation cannot be done (its subject was deleted, the webhook is
+        /// disabled): starting it again gives the same answer.
+        Operation = "operation",
+        /// The service failed to run it (storage kept failing through every
+        /// attempt): starting it again may work.
+        Platform = "platform",
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -253,12 +244,12 @@ pub struct Job {
     pub lease_until: Option<u64>,
 }
 
-/// Where a change was asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Surface {
-    Rest,
-    Mcp,
+wire_enum! {
+    /// Where a change was asked for.
+    pub enum Surface {
+        Rest = "rest",
+        Mcp = "mcp",
+    }
 }
 
 /// The MCP client that asked, as it named itself (`clientInfo`).

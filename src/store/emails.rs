@@ -17,7 +17,7 @@ pub(super) const PENDING_JOB: &str = "pending_job";
 #[derive(Default)]
 pub struct EmailFilter {
     pub inbox_id: Option<String>,
-    pub status: Option<String>,
+    pub status: Option<EmailStatus>,
     pub from: Option<String>,
     /// Inclusive bounds on `received_at`.
     pub after: Option<String>,
@@ -64,7 +64,7 @@ impl Store {
         if let Some(status) = &filter.status {
             q.and("#status = :status");
             q.name("#status", "status");
-            q.value(":status", s(status.clone()));
+            q.value(":status", s(status.as_str()));
         }
         if let Some(from) = &filter.from {
             q.and("from_lc = :from");

@@ -8,11 +8,11 @@ use super::keys::{self, PK, SK};
 use super::writes::{Audit, built, put, ws_pk};
 use super::{Store, StoreError, s};
 use crate::domain::Tenant;
-use crate::domain::records::Inbox;
+use crate::domain::records::{Inbox, InboxStatus};
 
 /// Inbox list filters.
 pub struct InboxFilter {
-    pub status: Option<String>,
+    pub status: Option<InboxStatus>,
     /// Lowercase substring of slug or name.
     pub q: Option<String>,
 }
@@ -34,7 +34,7 @@ impl Store {
         if let Some(status) = &filter.status {
             q.and("#status = :status");
             q.name("#status", "status");
-            q.value(":status", s(status.clone()));
+            q.value(":status", s(status.as_str()));
         }
         if let Some(text) = &filter.q {
             // `search` is a reserved word in expressions: always via a name placeholder.

@@ -59,10 +59,7 @@ impl Store {
         restore: EmailStatus,
     ) -> Result<TransactWriteItem, StoreError> {
         let mut item = Self::job_item(t, job)?;
-        let restore = serde_json::to_value(restore).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        if let Some(restore) = restore.as_str() {
-            item.insert(RESTORE.into(), s(restore));
-        }
+        item.insert(RESTORE.into(), s(restore.as_str()));
         put(self.table(), item, Some("attribute_not_exists(pk)"))
     }
 
@@ -140,8 +137,8 @@ impl Store {
                 .update_expression("SET #st = :cancelled, updated_at = :at REMOVE gsi1pk, gsi1sk")
                 .condition_expression("#st = :queued")
                 .expression_attribute_names("#st", "status")
-                .expression_attribute_values(":cancelled", s("cancelled"))
-                .expression_attribute_values(":queued", s("queued"))
+                .expression_attribute_values(":cancelled", s(JobStatus::Cancelled.as_str()))
+                .expression_attribute_values(":queued", s(JobStatus::Queued.as_str()))
                 .expression_attribute_values(":at", s(now))
                 .build(),
         )?;
@@ -162,7 +159,7 @@ impl Store {
                 .expression_attribute_names("#st", "status")
                 .expression_attribute_names("#pending", PENDING_JOB)
                 .expression_attribute_values(":restore", s(restore))
-                .expression_attribute_values(":processing", s("processing"))
+                .expression_attribute_values(":processing", s(EmailStatus::Processing.as_str()))
                 .expression_attribute_values(":job", s(job.id.as_str()))
                 .expression_attribute_values(":at", s(now))
                 .build(),
@@ -188,7 +185,7 @@ impl Store {
             _ => None,
         };
         let live = !item.contains_key("deleted_at");
-        let processing = text("status") == Some("processing");
+        let processing = text("status") == Some(EmailStatus::Processing.as_str());
         let ours = text(PENDING_JOB).is_none_or(|pending| pending == job_id);
         Ok(live && processing && ours)
     }
@@ -213,8 +210,8 @@ impl Store {
             .update_expression("SET #st = :running, attempts = attempts + :one, lease_until = :lease, updated_at = :at REMOVE gsi1pk, gsi1sk")
             .condition_expression("#st = :queued OR (#st = :running AND lease_until < :now)")
             .expression_attribute_names("#st", "status")
-            .expression_attribute_values(":running", s("running"))
-            .expression_attribute_values(":queued", s("queued"))
+            .expression_attribute_values(":running", s(JobStatus::Running.as_str()))
+            .expression_attribute_values(":queued", s(JobStatus::Queued.as_str()))
             .expression_attribute_values(":one", super::n(1))
             .expression_attribute_values(":lease", super::n(now + lease_secs))
             .expression_attribute_values(":now", super::n(now))

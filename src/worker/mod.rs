@@ -128,7 +128,7 @@ fn job_metrics(tenant: &Tenant, job: &Job, elapsed: Duration) {
         (_, Some(JobErrorKind::Operation)) => "failed_operation",
         _ => "failed_platform",
     };
-    let kind = serde_json::to_value(job.kind).unwrap_or(Value::Null);
+    let kind = Value::from(job.kind.as_str());
     crate::telemetry::Emf {
         dimensions: &[&["JobKind", "Outcome"]],
         metrics: &[
