@@ -134,6 +134,7 @@ async fn route(edge: &Edge, req: Request, request_id: &str) -> (Response<Body>, 
     tracing::Span::current().record("path", loggable(&path));
     // `/mcp` and its narrowing path forms (`/mcp/readonly`, `/mcp/x/{toolsets}`).
     let is_mcp = path == "/mcp" || path == "/mcp/readonly" || path.starts_with("/mcp/x/");
+    let endpoint = if is_mcp { Endpoint::Mcp } else { Endpoint::Other };
     let refused = if is_mcp {
         Label { surface: "mcp", operation: "refused" }
     } else if path.starts_with("/api/v1/") {
@@ -145,20 +146,22 @@ async fn route(edge: &Edge, req: Request, request_id: &str) -> (Response<Body>, 
     if let Some(origin) = req.headers().get(http::header::ORIGIN) {
         let allowed = origin.to_str().is_ok_and(|o| edge.allowed_origins.iter().any(|a| a == o));
         if !allowed {
-            let response = gate_refusal(403, "origin_not_allowed", "The Origin of this request is not allowed", is_mcp);
+            let response =
+                gate_refusal(403, "origin_not_allowed", "The Origin of this request is not allowed", endpoint);
             return (response, refused);
         }
     }
     if !host_allowed(edge, &req) {
         let response =
-            gate_refusal(403, "host_not_allowed", "The Host of this request does not name this server", is_mcp);
+            gate_refusal(403, "host_not_allowed", "The Host of this request does not name this server", endpoint);
         return (response, refused);
     }
 
     match path.as_str() {
         _ if is_mcp => {
             if req.method() != http::Method::POST {
-                let mut response = gate_refusal(405, "method_not_allowed", "The MCP endpoint accepts POST only", true);
+                let mut response =
+                    gate_refusal(405, "method_not_allowed", "The MCP endpoint accepts POST only", Endpoint::Mcp);
                 response.headers_mut().insert(http::header::ALLOW, HeaderValue::from_static("POST"));
                 return (response, refused);
             }
@@ -220,7 +223,7 @@ async fn route(edge: &Edge, req: Request, request_id: &str) -> (Response<Body>, 
             append_headers(&mut response, reply.headers);
             (response, Label { surface: "rest", operation })
         }
-        _ => (gate_refusal(404, "not_found", "No such route", false), Label::other("no_route")),
+        _ => (gate_refusal(404, "not_found", "No such route", Endpoint::Other), Label::other("no_route")),
     }
 }
 
@@ -275,9 +278,16 @@ fn json_text_response(status: u16, text: String) -> Response<Body> {
 }
 
 /// A refusal by the HTTP gate, in the error shape of the route it was aimed at.
-fn gate_refusal(status: u16, code: &str, message: &str, mcp: bool) -> Response<Body> {
+/// Which endpoint a gate refused: an MCP answer names its protocol version.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Endpoint {
+    Mcp,
+    Other,
+}
+
+fn gate_refusal(status: u16, code: &str, message: &str, endpoint: Endpoint) -> Response<Body> {
     let mut response = json_response(status, &json!({"error": {"code": code, "message": message}}));
-    if mcp {
+    if endpoint == Endpoint::Mcp {
         response.headers_mut().insert(mcp_version_header(), HeaderValue::from_static(ProtocolVersion::NEWEST.as_str()));
     }
     response
