@@ -1,5 +1,5 @@
-//! Confirmation of destructive tools on a server that keeps no session
-//! (wire reference §4).
+//! Confirmation of destructive calls on a server that keeps no session
+//! (README: "MCP surface", Confirmation; "Security rules").
 //!
 //! Round 1 answers `input_required` with a form elicitation that says what
 //! will happen, and a `requestState`: an encrypted, authenticated token (see

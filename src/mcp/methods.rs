@@ -1,4 +1,4 @@
-//! The visible `match` over method names, per era (wire reference §3), and
+//! The visible `match` over methods, per era (README: "MCP surface"), and
 //! the per-method parameter checks. Each arm returns its result in the shape
 //! of the request's protocol version; decoration happens in `super::decorate`.
 

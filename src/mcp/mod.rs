@@ -1,6 +1,6 @@
-//! The MCP endpoint's protocol half: the request pipeline of the wire
-//! reference §1 from parsing to result decoration, for both protocol eras at
-//! once. The HTTP half (`crate::edge`: `Origin`/`Host`, media type, size,
+//! The MCP endpoint's protocol half: the request pipeline (README: "How a
+//! request is answered", stages A–L) from parsing to result decoration, for
+//! both protocol eras at once. The HTTP half (`crate::edge`: `Origin`/`Host`, media type, size,
 //! authentication, rate limit) runs before and between the two steps here:
 //!
 //! - `prepare` (stages B–D): bytes → one JSON-RPC message → its era, with the

@@ -3,7 +3,7 @@
 //! API operation each row names (`crate::api::Op`) to `api::dispatch`
 //! in-process, with the verified caller (never the token).
 //!
-//! `tools/call` runs the stages of the wire reference in order: unknown tool
+//! `tools/call` runs its stages (README: "How a request is answered", I–K) in order: unknown tool
 //! (-32602), missing scope (HTTP 403 with an `insufficient_scope` challenge),
 //! missing role (a tool error `forbidden`), invalid arguments (a tool error
 //! naming the argument), confirmation of destructive tools, then the call.
