@@ -101,12 +101,8 @@ impl App {
         // runs on another worker thread meanwhile.
         let secret = tokio::spawn(async move { crate::secret_store::signing_secrets(&source).await });
         let ((), store) = tokio::join!(prime, Store::connect(&config.store));
-        let signing = match secret.await {
-            Ok(signing) => signing.map_err(AppError::Secret)?,
-            Err(e) => return Err(AppError::Task(e.to_string())),
-        };
+        let secrets = joined_secrets(secret).await?;
         let verifier = Verifier::new(config.auth.issuer.clone(), jwks);
-        let secrets = Arc::new(Secrets::new(&signing));
         let mcp_resource = Resource::new(&config.mcp_resource, &config.auth.issuer, Scope::USER.to_vec());
         let api_resource = Resource::new(&config.auth.api_audience, &config.auth.issuer, Scope::ALL.to_vec());
         let api = Services {
@@ -137,11 +133,17 @@ pub async fn build_runner(config: &Config) -> Result<Runner, AppError> {
     let source = config.secret_source();
     let secret = tokio::spawn(async move { crate::secret_store::signing_secrets(&source).await });
     let store = Store::connect(&config.store).await;
-    let signing = match secret.await {
-        Ok(signing) => signing.map_err(AppError::Secret)?,
-        Err(e) => return Err(AppError::Task(e.to_string())),
-    };
-    runner(config, store, Arc::new(Secrets::new(&signing)))
+    runner(config, store, joined_secrets(secret).await?)
+}
+
+/// The server's secrets from the signing secret fetched on its own task.
+async fn joined_secrets(
+    secret: tokio::task::JoinHandle<Result<Vec<String>, crate::secret_store::SecretError>>,
+) -> Result<Arc<Secrets>, AppError> {
+    match secret.await {
+        Ok(signing) => Ok(Arc::new(Secrets::new(&signing.map_err(AppError::Secret)?))),
+        Err(e) => Err(AppError::Task(e.to_string())),
+    }
 }
 
 fn runner(config: &Config, store: Store, secrets: Arc<Secrets>) -> Result<Runner, AppError> {

@@ -12,6 +12,7 @@ use super::{ApiResponse, Ctx, check_job};
 use crate::domain::ids::{Kind, is_id};
 use crate::domain::records::{Job, JobKind, JobStatus};
 use crate::domain::{Permission, Scope};
+use crate::store::ToCancel;
 use crate::sys::new_id;
 use crate::sys::now_string;
 
@@ -68,25 +69,27 @@ pub async fn get(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     ApiResponse::data(200, &job)
 }
 
+/// Job `id` read once for cancelling, with the caller's right to cancel it
+/// checked (the scope and role depend on the job's subject).
+async fn cancellable(ctx: &Ctx<'_>, id: &str) -> Result<ToCancel, ApiError> {
+    if !is_id(Kind::Job, id) {
+        return Err(not_found());
+    }
+    let read = ctx.store.job_to_cancel(ctx.tenant, id).await?.ok_or_else(not_found)?;
+    check_job(ctx, write_scope(read.job.kind), Permission::Operate)?;
+    Ok(read)
+}
+
 /// What cancelling job `id` needs, checked from the job as it is: for the
 /// replay of a stored answer (`super::authorize_replay`), which must be
 /// authorized as the call itself would be.
 pub async fn authorize_cancel(ctx: &Ctx<'_>, id: &str) -> Result<(), ApiError> {
-    if !is_id(Kind::Job, id) {
-        return Err(not_found());
-    }
-    let job = ctx.store.get_job(ctx.tenant, id).await?.ok_or_else(not_found)?;
-    check_job(ctx, write_scope(job.kind), Permission::Operate)
+    cancellable(ctx, id).await.map(|_| ())
 }
 
 /// `POST /jobs/{id}/cancel`: 200 with the cancelled job.
 pub async fn cancel(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
-    if !is_id(Kind::Job, id) {
-        return Err(not_found());
-    }
-    // Read first (once): the scope and role depend on the job's subject.
-    let read = ctx.store.job_to_cancel(ctx.tenant, id).await?.ok_or_else(not_found)?;
-    check_job(ctx, write_scope(read.job.kind), Permission::Operate)?;
+    let read = cancellable(ctx, id).await?;
     let job = ctx.store.cancel_job(ctx.tenant, read, &ctx.audit(id, 200)?).await?.ok_or_else(not_found)?;
     match job.status {
         JobStatus::Cancelled => ApiResponse::data(200, &job),

@@ -232,8 +232,9 @@ async fn route(edge: &Edge, req: Request, request_id: &str) -> (Response<Body>, 
 /// client is authenticated.
 pub(super) fn loggable(text: &str) -> String {
     const MAX: usize = 256;
-    let mut out: String = text.chars().filter(|c| !crate::domain::records::is_unsafe_in_logs(*c)).take(MAX).collect();
-    if text.chars().count() > MAX {
+    let mut kept = text.chars().filter(|c| !crate::domain::records::is_unsafe_in_logs(*c));
+    let mut out: String = kept.by_ref().take(MAX).collect();
+    if kept.next().is_some() {
         out.push('…');
     }
     out

@@ -46,9 +46,9 @@ pub fn created(response: &ApiResponse) -> Option<Value> {
     Some(Value::Object(envelope(&job)))
 }
 
-/// The fields every task view has, from the job as it is now.
-fn envelope(job: &Job) -> Map<String, Value> {
-    let (status, message) = match job.status {
+/// The task status of a job, and its message.
+fn task_status(job: &Job) -> (&'static str, String) {
+    match job.status {
         JobStatus::Queued => ("working", "Queued; it starts shortly.".to_owned()),
         JobStatus::Running => ("working", format!("Running (attempt {}).", job.attempts.max(1))),
         JobStatus::Succeeded => ("completed", "Finished.".to_owned()),
@@ -57,7 +57,12 @@ fn envelope(job: &Job) -> Map<String, Value> {
         }
         JobStatus::Failed => ("failed", "The service could not run it; starting it again may work.".to_owned()),
         JobStatus::Cancelled => ("cancelled", "Cancelled before it ran; nothing was done.".to_owned()),
-    };
+    }
+}
+
+/// The fields every task view has, from the job as it is now.
+fn envelope(job: &Job) -> Map<String, Value> {
+    let (status, message) = task_status(job);
     let mut task = Map::new();
     task.insert("taskId".into(), Value::from(job.id.as_str()));
     task.insert("status".into(), Value::from(status));
@@ -191,10 +196,9 @@ async fn cancel(call: &Call<'_>, ctx: &Ctx<'_>, task_id: &str) -> Result<(), Rpc
         // Running or finished (a runner may have taken it a moment ago).
         Err(ApiError::Conflict { .. }) => Err(not_cancellable(&read(ctx, task_id).await?)),
         Err(ApiError::Unavailable) => Err(unavailable()),
-        // Outside a narrowed connection it does not exist (never a step-up
-        // for a scope the token has and the narrowing left out).
-        Err(ApiError::InsufficientScope { .. }) if call.narrowing.is_narrowed() => Err(not_found(task_id)),
-        // Allowed to see it but not to act on it: say why. Otherwise it does not exist.
+        // Allowed to see it but not to act on it: say why. Otherwise — another
+        // workspace, or a subject outside a narrowed connection (whose job
+        // scopes then lack its read scope too) — it does not exist.
         Err(ApiError::InsufficientScope { scopes }) => {
             read(ctx, task_id).await?;
             Err(step_up(call, &scopes))
@@ -209,8 +213,7 @@ async fn cancel(call: &Call<'_>, ctx: &Ctx<'_>, task_id: &str) -> Result<(), Rpc
 
 /// -32602 for a task that can no longer be cancelled, with its status.
 fn not_cancellable(job: &Job) -> RpcError {
-    let task = envelope(job);
-    let status = task.get("status").and_then(Value::as_str).unwrap_or("working");
+    let (status, _) = task_status(job);
     let message = if job.status == JobStatus::Running {
         "Cannot cancel task: it is already running and cannot be stopped; follow it with tasks/get".to_owned()
     } else {

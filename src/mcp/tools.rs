@@ -206,14 +206,6 @@ impl Tools {
                 })
             }
             Ok(response) => Ok(tool_result(version, &response.body, !response.is_success())),
-            // What the handler found is outside a narrowed connection (a job
-            // whose subject the narrowing leaves out): it is not there, as a
-            // resource outside the narrowing is not.
-            Err(ApiError::InsufficientScope { .. })
-                if call.narrowing.is_narrowed() && tool.row.op == api::Op::JobGet =>
-            {
-                Ok(tool_result(version, &ApiError::NotFound { what: "Job" }.body(), true))
-            }
             Err(ApiError::InsufficientScope { scopes }) => Err(step_up(call, &scopes)),
             // Storage trouble is the server's, not the tool's: 503 with Retry-After.
             Err(ApiError::Unavailable) => Err(unavailable()),

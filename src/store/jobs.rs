@@ -94,19 +94,17 @@ impl Store {
     pub async fn cancel_job(&self, t: &Tenant, read: ToCancel, audit: &Audit<'_>) -> Result<Option<Job>, StoreError> {
         let ToCancel { mut job, restore } = read;
         let is_email_job = matches!(job.kind, JobKind::EmailProcess | JobKind::EmailReprocess);
-        let restore = restore.filter(|_| is_email_job);
-        // Each round reads nothing it does not need; a round lost to a
-        // concurrent change of the e-mail is retried (the next one sees the
-        // e-mail as it now is and leaves it out).
-        for _ in 0..3 {
+        let mut restore = restore.filter(|_| is_email_job);
+        // At most two rounds: with the e-mail's restore, then — if the job is
+        // still queued, so it was the e-mail's condition that failed (it moved
+        // on) — without it.
+        for _ in 0..2 {
             if job.status != JobStatus::Queued {
                 return Ok(Some(job));
             }
             let now = crate::sys::now_string();
             let mut items = vec![self.cancel_item(t, &job.id, &now)?];
-            if let Some(restore) = &restore
-                && self.email_pending_on(t, &job.subject_id, &job.id).await?
-            {
+            if let Some(restore) = &restore {
                 items.push(self.restore_item(t, &job, restore, &now)?);
             }
             match self.transact_audited(t, items, Some(audit)).await {
@@ -115,16 +113,16 @@ impl Store {
                     job.updated_at = now;
                     return Ok(Some(job));
                 }
-                // A runner leased the job first, or the e-mail changed after
-                // it was read: look again.
+                // A runner leased the job first, or the e-mail moved on: look again.
                 Err(StoreError::Conflict) => match self.get_job(t, &job.id).await? {
                     Some(now_is) => job = now_is,
                     None => return Ok(None),
                 },
                 Err(e) => return Err(e),
             }
+            restore = None;
         }
-        // Three rounds lost to changes of the e-mail in as many moments: worth retrying.
+        // Still queued after a round with the job's condition alone: not a refusal.
         if job.status == JobStatus::Queued { Err(StoreError::Throttled) } else { Ok(Some(job)) }
     }
 
@@ -165,29 +163,6 @@ impl Store {
                 .build(),
         )?;
         Ok(TransactWriteItem::builder().update(email).build())
-    }
-
-    /// Whether e-mail `email_id` is still in `processing` for `job_id` (what
-    /// `PENDING_ON` checks in the transaction), read consistently.
-    async fn email_pending_on(&self, t: &Tenant, email_id: &str, job_id: &str) -> Result<bool, StoreError> {
-        let out = self
-            .client()
-            .get_item()
-            .table_name(self.table())
-            .key(PK, s(ws_pk(t)))
-            .key(SK, s(keys::email(email_id)))
-            .consistent_read(true)
-            .send()
-            .await?;
-        let Some(item) = out.item else { return Ok(false) };
-        let text = |name: &str| match item.get(name) {
-            Some(AttributeValue::S(v)) => Some(v.as_str()),
-            _ => None,
-        };
-        let live = !item.contains_key("deleted_at");
-        let processing = text("status") == Some(EmailStatus::Processing.as_str());
-        let ours = text(PENDING_JOB).is_none_or(|pending| pending == job_id);
-        Ok(live && processing && ours)
     }
 
     /// Writes a job as it is now.

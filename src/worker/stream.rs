@@ -22,8 +22,10 @@ use crate::store::stream::{StreamItem, item_of};
 /// one shard, in order).
 pub async fn handle(runner: &Runner, event: Event) -> DynamoDbEventResponse {
     let mut response = DynamoDbEventResponse::default();
-    for record in event.records {
-        let read = item_of(&record.event_name, record.change.keys.clone(), record.change.new_image.clone());
+    for mut record in event.records {
+        // Taken, not copied: nothing below reads the keys or the image again.
+        let (keys, image) = (std::mem::take(&mut record.change.keys), std::mem::take(&mut record.change.new_image));
+        let read = item_of(&record.event_name, keys, image);
         let (tenant, id) = match read {
             Ok(StreamItem::Audit { partition, record: sk }) => {
                 audit_guard(&record, &partition, &sk);
