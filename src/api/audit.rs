@@ -27,16 +27,18 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use aws_lc_rs::digest::{SHA256, digest};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::error::ApiError;
-use super::input::{self, invalid_parameter};
+use super::input::invalid_parameter;
+use super::operation::{Operation, Tool, Verb, operation};
 use super::page::page_request;
-use super::{ApiResponse, Ctx, Needs, Op, Route};
-use crate::domain::Permission;
+use super::schemas::{Record, Shape, described, id, string};
+use super::{ApiResponse, Ctx, Input, Needs, Op};
 use crate::domain::clock::{format, parse_instant};
 use crate::domain::ids::{Kind, is_id};
 use crate::domain::records::{AuditRecord, ClientInfo, Surface};
+use crate::domain::{Permission, Scope};
 use crate::store::{Audit, AuditFilter, StoreError};
 
 /// Where a call comes from, as the trail records it.
@@ -53,8 +55,7 @@ pub struct Origin<'a> {
 
 /// One call of a changing operation, while `dispatch` runs it.
 pub(crate) struct Change<'a> {
-    route: &'a Route,
-    body: &'a [u8],
+    input: &'a Input<'a>,
     /// Made with the first record: a call refused before it has none.
     digest: OnceLock<String>,
     /// Set by the store when a record of this call was written.
@@ -62,17 +63,18 @@ pub(crate) struct Change<'a> {
 }
 
 impl<'a> Change<'a> {
-    pub(crate) fn new(route: &'a Route, body: &'a [u8]) -> Change<'a> {
-        Change { route, body, digest: OnceLock::new(), committed: AtomicBool::new(false) }
+    pub(crate) fn new(input: &'a Input<'a>) -> Change<'a> {
+        Change { input, digest: OnceLock::new(), committed: AtomicBool::new(false) }
     }
 
     fn digest(&self) -> String {
-        self.digest.get_or_init(|| arguments_digest(self.route, self.body)).clone()
+        self.digest.get_or_init(|| arguments_digest(self.input)).clone()
     }
 
     /// The path's id when it is a well-formed record id (the text is the caller's).
     fn target(&self) -> Option<String> {
-        is_record_id(&self.route.id).then(|| self.route.id.clone())
+        let id = self.input.id();
+        is_record_id(id).then(|| id.to_owned())
     }
 }
 
@@ -82,19 +84,10 @@ fn is_record_id(s: &str) -> bool {
 }
 
 /// `sha256:` and the hex SHA-256 of `[operation, id, sender, body]`.
-fn arguments_digest(route: &Route, body: &[u8]) -> String {
-    let body = if body.iter().all(u8::is_ascii_whitespace) {
-        json!({})
-    } else {
-        // A body that is not JSON is refused before anything is recorded;
-        // its bytes as a string keep the digest defined all the same.
-        std::str::from_utf8(body)
-            .ok()
-            .and_then(|text| serde_json::from_str::<Value>(text).ok())
-            .unwrap_or_else(|| Value::from(String::from_utf8_lossy(body)))
-    };
+fn arguments_digest(input: &Input<'_>) -> String {
+    let route = input.route;
     // `serde_json::Map` keeps keys sorted (no `preserve_order`): canonical.
-    let material = json!([route.op.name(), route.id, route.sender, body]).to_string();
+    let material = json!([route.op.name(), route.id, route.sender, input.body_value()]).to_string();
     let hex = crate::domain::hex(digest(&SHA256, material.as_bytes()).as_ref());
     format!("sha256:{hex}")
 }
@@ -151,11 +144,10 @@ impl Ctx<'_> {
         changed: bool,
     ) -> AuditRecord {
         let at = crate::sys::now_string();
-        let op = change.route.op;
-        let row = op.row();
+        let op = change.input.route.op;
         let action = match (self.origin.surface, self.origin.via) {
             (Surface::Mcp, Some(via)) => via.to_owned(),
-            _ => format!("{} {}", row.method, row.template),
+            _ => format!("{} {}", op.method.as_str(), op.template),
         };
         AuditRecord {
             id: new_audit_id(&at),
@@ -183,11 +175,11 @@ impl Ctx<'_> {
     /// change nothing cannot write into the trail (a viewer cancelling
     /// made-up job ids gets 404s, and no records).
     fn may_attempt(&self, op: Op) -> bool {
-        match op.row().needs {
+        match op.needs {
             Needs::Job { any } => {
                 any.iter().any(|s| self.principal.has_for_jobs(*s)) && self.tenant.role.allows(Permission::Operate)
             }
-            Needs::Handler { any } => {
+            Needs::Handler { any, .. } => {
                 any.iter().any(|s| self.principal.has(*s)) && self.tenant.role.allows(Permission::Operate)
             }
             // `dispatch` runs only what `authorize` let through.
@@ -200,13 +192,13 @@ impl Ctx<'_> {
 /// (refused by the operation, or nothing to do), written alone. A record that
 /// cannot be written is logged; the caller's answer stands.
 pub(crate) async fn finish(ctx: &Ctx<'_>, change: &Change<'_>, outcome: &Result<ApiResponse, ApiError>) {
-    let op = change.route.op;
+    let op = change.input.route.op;
     if change.committed.load(Ordering::Relaxed) || !ctx.may_attempt(op) {
         return;
     }
     let (status, error) = match outcome {
         Ok(response) => {
-            if !matches!(op, Op::SendersAdd | Op::JobCancel) {
+            if !op.may_change_nothing {
                 // Only these can succeed with nothing to do; any other success
                 // without its record is a change written without one (a defect).
                 tracing::error!(operation = op.name(), "a change answered without its audit record");
@@ -225,8 +217,51 @@ pub(crate) async fn finish(ctx: &Ctx<'_>, change: &Change<'_>, outcome: &Result<
 }
 
 /// `GET /audit`: newest first; filters `subject`, `target_id`, `since`, `until`.
-pub async fn list(ctx: &Ctx<'_>, query: Option<&str>) -> Result<ApiResponse, ApiError> {
-    let params = input::query(query, &["limit", "cursor", "subject", "target_id", "since", "until"])?;
+pub static LIST: Operation = Operation {
+    list: Some(|| {
+        let when = |d| described(string(10, 40), d);
+        vec![
+            ("subject", described(string(1, 255), "Only changes by this token subject")),
+            ("target_id", id("record changed")),
+            ("since", when("RFC 3339 time, inclusive, or a date (its midnight UTC)")),
+            ("until", when("RFC 3339 time, inclusive, or a date (its midnight UTC)")),
+        ]
+    }),
+    answers: &[(200, Shape::Page(Record::AuditRecord))],
+    tool: Some(Tool::read(
+        "audit_list",
+        "List audit trail",
+        "Who changed what in this workspace, newest first: each change through the API or these tools, with its subject, client, tool or route, target id, a digest of its arguments and its status. Filter by subject, target_id, since, until. Workspace admins only. Paginated: pass meta.next_cursor back as cursor.",
+    )),
+    ..operation(
+        "audit_list",
+        "The workspace's audit trail, newest first (workspace admins)",
+        Verb::Get,
+        "/audit",
+        Needs::Role(Scope::AuditRead, Permission::Administer),
+        |ctx, input| Box::pin(list(ctx, input)),
+    )
+};
+
+/// `GET /audit/{id}`.
+pub static GET: Operation = Operation {
+    id_of: "audit record",
+    answers: &[(200, Shape::Data(Record::AuditRecord))],
+    ..operation(
+        "audit_get",
+        "One audit record (workspace admins)",
+        Verb::Get,
+        "/audit/{id}",
+        Needs::Role(Scope::AuditRead, Permission::Administer),
+        |ctx, input| Box::pin(get(ctx, input.id())),
+    )
+};
+
+/// The operations of this module, in catalogue order.
+pub static OPERATIONS: &[Op] = &[&LIST, &GET];
+
+async fn list(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
+    let params = input.params(&["limit", "cursor", "subject", "target_id", "since", "until"])?;
     let mut filter = AuditFilter::default();
     if let Some(subject) = params.get("subject") {
         if subject.is_empty() || subject.len() > 255 {
@@ -265,8 +300,7 @@ pub async fn list(ctx: &Ctx<'_>, query: Option<&str>) -> Result<ApiResponse, Api
 /// The kinds of record a change can be about.
 const TARGETS: [Kind; 5] = [Kind::Inbox, Kind::Email, Kind::Webhook, Kind::Delivery, Kind::Job];
 
-/// `GET /audit/{id}`.
-pub async fn get(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
+async fn get(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     let what = "Audit record";
     let record = super::fetch(Kind::Audit, what, id, async || ctx.store.get_audit(ctx.tenant, id).await).await?;
     ApiResponse::data(200, &record)
@@ -277,19 +311,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_digest_ignores_key_order_and_an_absent_body() {
-        let route = Route::new(Op::InboxesUpsert, "", "");
-        let a = arguments_digest(&route, br#"{"slug":"bills","name":"Bills"}"#);
-        let b = arguments_digest(&route, br#"{ "name": "Bills", "slug": "bills" }"#);
-        assert_eq!(a, b);
+    fn the_digest_ignores_key_order_and_an_absent_body_and_is_the_same_from_a_tool() {
+        let route = super::super::Route::new(&super::super::inboxes::UPSERT, "", "");
+        let digest = |body: &[u8]| arguments_digest(&Input::rest(&route, None, body));
+        let a = digest(br#"{"slug":"bills","name":"Bills"}"#);
+        assert_eq!(a, digest(br#"{ "name": "Bills", "slug": "bills" }"#));
         assert!(a.starts_with("sha256:") && a.len() == 7 + 64, "{a}");
-        assert_ne!(a, arguments_digest(&route, br#"{"slug":"bills","name":"Bill"}"#));
-        let rotate = Route::new(Op::WebhookRotateSecret, "whk_1", "");
-        assert_eq!(arguments_digest(&rotate, b""), arguments_digest(&rotate, b"{}"));
-        assert_ne!(
-            arguments_digest(&rotate, b""),
-            arguments_digest(&Route::new(Op::WebhookRotateSecret, "whk_2", ""), b"")
-        );
+        assert_ne!(a, digest(br#"{"slug":"bills","name":"Bill"}"#));
+        let args = json!({"name": "Bills", "slug": "bills"}).as_object().cloned().unwrap();
+        assert_eq!(a, arguments_digest(&Input::tool(&route, &args)));
+        let rotate = super::super::Route::new(&super::super::webhooks::ROTATE_SECRET, "whk_1", "");
+        let other = super::super::Route::new(&super::super::webhooks::ROTATE_SECRET, "whk_2", "");
+        let empty = serde_json::Map::new();
+        assert_eq!(arguments_digest(&Input::bare(&rotate)), arguments_digest(&Input::rest(&rotate, None, b"{}")));
+        assert_eq!(arguments_digest(&Input::bare(&rotate)), arguments_digest(&Input::tool(&rotate, &empty)));
+        assert_ne!(arguments_digest(&Input::bare(&rotate)), arguments_digest(&Input::bare(&other)));
     }
 
     #[test]

@@ -48,7 +48,7 @@ pub async fn idempotent(
             });
         }
     }
-    let result = dispatch(ctx, permit, route, req.query, req.body).await;
+    let result = dispatch(ctx, permit, &super::Input::rest(route, req.query, req.body)).await;
     let kept = match &result {
         Ok(response) => Some(StoredResponse {
             status: response.status,

@@ -5,9 +5,13 @@ use serde_json::json;
 
 use super::error::ApiError;
 use super::input::{self, invalid_parameter};
+use super::operation::{Operation, Tool, Verb, operation};
 use super::page::page_request;
+use super::schemas::{Record, Shape, described, input as fields, one_of, put, string};
 use super::upsert::{self, Reserved, Upserted};
-use super::{ApiResponse, Ctx};
+use super::{ApiResponse, Ctx, Input, Needs, Op};
+use crate::domain::Permission::{Administer, Read};
+use crate::domain::Scope;
 use crate::domain::ids::Kind;
 use crate::domain::records::{Inbox, InboxStatus, SenderPolicy};
 use crate::store::InboxFilter;
@@ -24,8 +28,107 @@ pub async fn load(ctx: &Ctx<'_>, id: &str) -> Result<Inbox, ApiError> {
     super::fetch(Kind::Inbox, "Inbox", id, async || ctx.store.get_inbox(ctx.tenant, id).await).await
 }
 
-pub async fn list(ctx: &Ctx<'_>, query: Option<&str>) -> Result<ApiResponse, ApiError> {
-    let params = input::query(query, &["limit", "cursor", "status", "q"])?;
+/// The operations of this module, in catalogue order.
+pub static OPERATIONS: &[Op] = &[&LIST, &GET, &UPSERT, &UPDATE, &DELETE];
+
+const READ: Needs = Needs::Role(Scope::InboxesRead, Read);
+const WRITE: Needs = Needs::Role(Scope::InboxesWrite, Administer);
+
+/// What confirming a change of an inbox's sender policy does.
+const SENDER_POLICY_EFFECT: &str = "Who may send to this inbox changes: with sender_policy anyone, mail from every sender is accepted and processed; with allowed_only, only mail from the inbox's allowed senders is.";
+
+pub static LIST: Operation = Operation {
+    list: Some(|| {
+        vec![("status", one_of(InboxStatus::NAMES)), ("q", described(string(1, 100), "Text to find in name or slug"))]
+    }),
+    answers: &[(200, Shape::Page(Record::Inbox))],
+    tool: Some(Tool::read(
+        "inboxes_list",
+        "List inboxes",
+        "List the workspace's inboxes. Filter by status or by text in the name or slug. Paginated: pass meta.next_cursor back as cursor.",
+    )),
+    ..operation("inboxes_list", "List inboxes", Verb::Get, "/inboxes", READ, |ctx, input| Box::pin(list(ctx, input)))
+};
+
+pub static GET: Operation = Operation {
+    id_of: "inbox",
+    answers: &[(200, Shape::Data(Record::Inbox))],
+    tool: Some(Tool::read("inboxes_get", "Get inbox", "Fetch one inbox by id.")),
+    ..operation("inbox_get", "Get an inbox", Verb::Get, "/inboxes/{id}", READ, |ctx, input| {
+        Box::pin(get(ctx, input.id()))
+    })
+};
+
+pub static UPSERT: Operation = Operation {
+    body: Some(|| {
+        fields(
+            json!({"slug": described(string(2, 63), "Lowercase letters, digits and -"), "name": string(1, 120),
+                   "status": one_of(InboxStatus::NAMES),
+                   "sender_policy": described(one_of(SenderPolicy::NAMES), "allowed_only rejects mail from senders not on the inbox's list")}),
+            &["slug", "name"],
+        )
+    }),
+    answers: &[(201, Shape::Data(Record::Inbox)), (200, Shape::Data(Record::Inbox))],
+    tool: Some(Tool {
+        confirm_when: &["sender_policy"],
+        ..Tool::destructive(
+            "inboxes_upsert",
+            "Create or update inbox",
+            "Create the inbox with this slug, or update it when the slug exists. Omitted optional fields keep their value. Giving sender_policy changes who may send to the inbox: the user is asked to confirm.",
+            SENDER_POLICY_EFFECT,
+        )
+    }),
+    ..operation("inboxes_upsert", "Create or update an inbox by slug", Verb::Put, "/inboxes", WRITE, |ctx, input| {
+        Box::pin(upsert(ctx, input))
+    })
+};
+
+pub static UPDATE: Operation = Operation {
+    id_of: "inbox",
+    body: Some(|| {
+        let mut schema = fields(
+            json!({"name": string(1, 120), "status": one_of(InboxStatus::NAMES), "sender_policy": one_of(SenderPolicy::NAMES)}),
+            &[],
+        );
+        put(&mut schema, "minProperties", json!(1));
+        schema
+    }),
+    answers: &[(200, Shape::Data(Record::Inbox))],
+    tool: Some(Tool {
+        confirm_when: &["sender_policy"],
+        ..Tool::destructive(
+            "inboxes_update",
+            "Update inbox",
+            "Change an inbox's name, status or sender policy. Give at least one of them. Giving sender_policy changes who may send to the inbox: the user is asked to confirm.",
+            SENDER_POLICY_EFFECT,
+        )
+    }),
+    ..operation("inbox_update", "Update an inbox", Verb::Patch, "/inboxes/{id}", WRITE, |ctx, input| {
+        Box::pin(update(ctx, input))
+    })
+};
+
+pub static DELETE: Operation = Operation {
+    id_of: "inbox",
+    answers: &[(200, Shape::Deleted)],
+    tool: Some(Tool::destructive(
+        "inboxes_delete",
+        "Delete inbox",
+        "Soft-delete an inbox. Destructive: the user is asked to confirm.",
+        "The inbox disappears from lists and reads and its slug becomes free; its e-mails are kept.",
+    )),
+    ..operation(
+        "inbox_delete",
+        "Delete an inbox (soft delete; frees the slug)",
+        Verb::Delete,
+        "/inboxes/{id}",
+        WRITE,
+        |ctx, input| Box::pin(delete(ctx, input.id())),
+    )
+};
+
+async fn list(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
+    let params = input.params(&["limit", "cursor", "status", "q"])?;
     let status =
         match params.get("status") {
             None => None,
@@ -44,7 +147,7 @@ pub async fn list(ctx: &Ctx<'_>, query: Option<&str>) -> Result<ApiResponse, Api
     Ok(ApiResponse::ok(200, json!({"data": found.items, "meta": {"next_cursor": next}})))
 }
 
-pub async fn get(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
+async fn get(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     ApiResponse::data(200, &load(ctx, id).await?)
 }
 
@@ -118,8 +221,8 @@ impl Reserved for BySlug<'_> {
 /// Omitted optional fields keep their current value (or the default on create:
 /// `active`, `anyone`). Racing upserts of one slug create one inbox (see
 /// `api::upsert`).
-pub async fn upsert(ctx: &Ctx<'_>, body: &[u8]) -> Result<ApiResponse, ApiError> {
-    let body: UpsertBody = input::body(body)?;
+async fn upsert(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
+    let body: UpsertBody = input.body()?;
     let slug = input::slug("slug", &body.slug)?;
     let name = input::text("name", &body.name, 120)?;
     match upsert::upsert(&BySlug { ctx, slug, name, body }).await? {
@@ -136,8 +239,9 @@ struct UpdateBody {
     sender_policy: Option<SenderPolicy>,
 }
 
-pub async fn update(ctx: &Ctx<'_>, id: &str, body: &[u8]) -> Result<ApiResponse, ApiError> {
-    let body: UpdateBody = input::body(body)?;
+async fn update(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
+    let id = input.id();
+    let body: UpdateBody = input.body()?;
     if body.name.is_none() && body.status.is_none() && body.sender_policy.is_none() {
         return Err(ApiError::invalid("body", "give at least one of name, status, sender_policy"));
     }
@@ -154,7 +258,7 @@ pub async fn update(ctx: &Ctx<'_>, id: &str, body: &[u8]) -> Result<ApiResponse,
     ApiResponse::data(200, &inbox)
 }
 
-pub async fn delete(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
+async fn delete(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     let mut inbox = load(ctx, id).await?;
     inbox.updated_at = now_string();
     match ctx.store.delete_inbox(ctx.tenant, &inbox, &ctx.audit(&inbox.id, 200)?).await {

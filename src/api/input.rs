@@ -41,11 +41,7 @@ pub fn query(raw: Option<&str>, allowed: &[&str]) -> Result<BTreeMap<String, Str
     let mut params = BTreeMap::new();
     for (key, value) in url::form_urlencoded::parse(raw.unwrap_or("").as_bytes()) {
         if !allowed.contains(&key.as_ref()) {
-            return Err(ApiError::bad_request(
-                "unknown_parameter",
-                format!("Unknown query parameter {key}; this route accepts {}", allowed.join(", ")),
-                json!({"parameter": key}),
-            ));
+            return Err(unknown_parameter(&key, allowed));
         }
         if params.insert(key.to_string(), value.to_string()).is_some() {
             return Err(ApiError::bad_request(
@@ -56,6 +52,15 @@ pub fn query(raw: Option<&str>, allowed: &[&str]) -> Result<BTreeMap<String, Str
         }
     }
     Ok(params)
+}
+
+/// 400 `unknown_parameter`: `name` is not one of `allowed`.
+pub fn unknown_parameter(name: &str, allowed: &[&str]) -> ApiError {
+    ApiError::bad_request(
+        "unknown_parameter",
+        format!("Unknown query parameter {name}; this route accepts {}", allowed.join(", ")),
+        json!({"parameter": name}),
+    )
 }
 
 /// `a, b or c`: the values a parameter may take, for its error message.

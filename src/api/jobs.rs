@@ -8,13 +8,52 @@
 use serde_json::json;
 
 use super::error::ApiError;
-use super::{ApiResponse, Ctx, check_job};
+use super::operation::{Operation, Tool, Verb, operation};
+use super::schemas::{Record, Shape};
+use super::{ApiResponse, Ctx, Needs, Op, check_job};
 use crate::domain::ids::{Kind, is_id};
 use crate::domain::records::{Job, JobKind, JobStatus};
 use crate::domain::{Permission, Scope};
 use crate::store::ToCancel;
 use crate::sys::new_id;
 use crate::sys::now_string;
+
+/// The operations of this module, in catalogue order.
+pub static OPERATIONS: &[Op] = &[&GET, &CANCEL];
+
+pub static GET: Operation = Operation {
+    id_of: "job",
+    answers: &[(200, Shape::Data(Record::Job))],
+    tool: Some(Tool::read(
+        "jobs_get",
+        "Get job",
+        "Status and result of a long operation (reprocess, webhook test, resend).",
+    )),
+    ..operation(
+        "job_get",
+        "Get a job (a long operation)",
+        Verb::Get,
+        "/jobs/{id}",
+        Needs::Job { any: &[Scope::EmailsRead, Scope::WebhooksRead] },
+        |ctx, input| Box::pin(get(ctx, input.id())),
+    )
+};
+
+/// Not a tool: an agent cancels through `tasks/cancel`.
+pub static CANCEL: Operation = Operation {
+    id_of: "job",
+    answers: &[(200, Shape::Data(Record::Job))],
+    may_change_nothing: true,
+    replay_check: Some(|ctx, id| Box::pin(async move { cancellable(ctx, id).await.map(|_| ()) })),
+    ..operation(
+        "job_cancel",
+        "Cancel a queued job",
+        Verb::Post,
+        "/jobs/{id}/cancel",
+        Needs::Job { any: &[Scope::EmailsWrite, Scope::WebhooksWrite] },
+        |ctx, input| Box::pin(cancel(ctx, input.id())),
+    )
+};
 
 pub fn read_scope(kind: JobKind) -> Scope {
     match kind {
@@ -53,6 +92,14 @@ pub fn accepted(job: &Job) -> Result<ApiResponse, ApiError> {
     let job_json = serde_json::to_value(job).map_err(ApiError::unserializable)?;
     let mut response = ApiResponse::ok(202, json!({"data": {"job": job_json}}));
     response.location = Some(format!("/api/v1/jobs/{}", job.id));
+    response.job = Some(job.clone());
+    Ok(response)
+}
+
+/// A 200 answer about a job.
+fn answer(job: Job) -> Result<ApiResponse, ApiError> {
+    let mut response = ApiResponse::data(200, &job)?;
+    response.job = Some(job);
     Ok(response)
 }
 
@@ -60,17 +107,19 @@ fn not_found() -> ApiError {
     ApiError::NotFound { what: "Job" }
 }
 
-pub async fn get(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
+async fn get(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     if !is_id(Kind::Job, id) {
         return Err(not_found());
     }
     let job = ctx.store.get_job(ctx.tenant, id).await?.ok_or_else(not_found)?;
     check_job(ctx, read_scope(job.kind), Permission::Read)?;
-    ApiResponse::data(200, &job)
+    answer(job)
 }
 
 /// Job `id` read once for cancelling, with the caller's right to cancel it
-/// checked (the scope and role depend on the job's subject).
+/// checked (the scope and role depend on the job's subject): also the check
+/// the replay of a stored answer repeats (`CANCEL.replay_check`), which must
+/// be authorized as the call itself would be.
 async fn cancellable(ctx: &Ctx<'_>, id: &str) -> Result<ToCancel, ApiError> {
     if !is_id(Kind::Job, id) {
         return Err(not_found());
@@ -80,19 +129,12 @@ async fn cancellable(ctx: &Ctx<'_>, id: &str) -> Result<ToCancel, ApiError> {
     Ok(read)
 }
 
-/// What cancelling job `id` needs, checked from the job as it is: for the
-/// replay of a stored answer (`super::authorize_replay`), which must be
-/// authorized as the call itself would be.
-pub async fn authorize_cancel(ctx: &Ctx<'_>, id: &str) -> Result<(), ApiError> {
-    cancellable(ctx, id).await.map(|_| ())
-}
-
 /// `POST /jobs/{id}/cancel`: 200 with the cancelled job.
-pub async fn cancel(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
+async fn cancel(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     let read = cancellable(ctx, id).await?;
     let job = ctx.store.cancel_job(ctx.tenant, read, &ctx.audit(id, 200)?).await?.ok_or_else(not_found)?;
     match job.status {
-        JobStatus::Cancelled => ApiResponse::data(200, &job),
+        JobStatus::Cancelled => answer(job),
         status => Err(ApiError::Conflict {
             code: "job_not_cancellable",
             message: format!("This job is {}: only a queued job can be cancelled", status.as_str()),

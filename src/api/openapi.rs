@@ -1,5 +1,5 @@
-//! The OpenAPI 3.1 document of `/api/v1`, generated from the route table
-//! (`super::ROUTES`) and the schemas beside it (`super::schemas`): every
+//! The OpenAPI 3.1 document of `/api/v1`, generated from the operations'
+//! declarations (`super::operations`) and the schemas (`super::schemas`): every
 //! route, its parameters (path, query, `X-Workspace-Id`, `Idempotency-Key`),
 //! body, success and error answers, and the bearer scheme with the scopes
 //! each operation needs. Served without authentication at
@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 use serde_json::{Map, Value, json};
 
 use super::schemas::{self, RECORDS, Refs, put};
-use super::{Needs, Op, ROUTES};
+use super::{Needs, Op, operations};
 use crate::domain::{Permission, Scope};
 
 /// The path it is served at, under `/api/v1`.
@@ -26,9 +26,9 @@ pub fn document() -> &'static str {
 /// The document as JSON.
 pub fn build() -> Value {
     let mut paths = Map::new();
-    for row in &ROUTES {
-        let item = paths.entry(row.template.to_owned()).or_insert_with(|| json!({}));
-        put(item, &row.method.to_ascii_lowercase(), operation(row.op));
+    for op in operations() {
+        let item = paths.entry(op.template.to_owned()).or_insert_with(|| json!({}));
+        put(item, &op.method.as_str().to_ascii_lowercase(), operation(op));
     }
     let components: Map<String, Value> =
         RECORDS.iter().map(|record| (record.name().to_owned(), record.schema())).collect();
@@ -68,7 +68,6 @@ pub fn build() -> Value {
 }
 
 fn operation(op: Op) -> Value {
-    let row = op.row();
     let mut parameters: Vec<Value> = vec![json!({"$ref": "#/components/parameters/WorkspaceId"})];
     if op.is_write() {
         parameters.push(json!({"$ref": "#/components/parameters/IdempotencyKey"}));
@@ -102,9 +101,9 @@ fn operation(op: Op) -> Value {
     let (security, who) = security(op);
     let mut operation = json!({
         "operationId": op.name(),
-        "summary": summary(op),
+        "summary": op.summary,
         "description": who,
-        "tags": [tag(row.template)],
+        "tags": [tag(op.template)],
         "parameters": parameters,
         "responses": responses,
         "security": security,
@@ -123,7 +122,7 @@ fn operation(op: Op) -> Value {
 /// who may call it, in words.
 fn security(op: Op) -> (Value, String) {
     let names = |scopes: &[Scope]| scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>();
-    match op.row().needs {
+    match op.needs {
         Needs::Role(scope, permission) => {
             let role = match permission {
                 Permission::Read => "viewer",
@@ -136,9 +135,7 @@ fn security(op: Op) -> (Value, String) {
             json!([{"bearer": [scope.as_str()]}]),
             format!("Scope `{}`: the organization's mail pipeline (a machine client, no role).", scope.as_str()),
         ),
-        Needs::Handler { any } => {
-            (json!([{"bearer": names(any)}]), "Scopes `inboxes:read` and `emails:read`; role viewer or above.".into())
-        }
+        Needs::Handler { any, who } => (json!([{"bearer": names(any)}]), who.to_owned()),
         Needs::Job { any } => {
             let alternatives: Vec<Value> = any.iter().map(|s| json!({"bearer": [s.as_str()]})).collect();
             let verb = if op.is_write() { "write scope; role operator" } else { "read scope; role viewer" };
@@ -156,37 +153,6 @@ fn tag(template: &str) -> &'static str {
         Some("jobs") => "jobs",
         Some("audit") => "audit",
         _ => "workspace",
-    }
-}
-
-fn summary(op: Op) -> &'static str {
-    match op {
-        Op::InboxesList => "List inboxes",
-        Op::InboxesUpsert => "Create or update an inbox by slug",
-        Op::InboxGet => "Get an inbox",
-        Op::InboxUpdate => "Update an inbox",
-        Op::InboxDelete => "Delete an inbox (soft delete; frees the slug)",
-        Op::SendersList => "List an inbox's allowed senders",
-        Op::SendersAdd => "Allow a sender (address or @domain)",
-        Op::SenderRemove => "Stop allowing a sender",
-        Op::EmailIngest => "Ingest a received e-mail (the mail pipeline)",
-        Op::EmailsList => "List e-mails, newest first",
-        Op::EmailGet => "Get an e-mail with its extracted boleto or error",
-        Op::EmailReprocess => "Reprocess an e-mail (202 with a job)",
-        Op::EmailDelete => "Delete an e-mail (soft delete)",
-        Op::WebhooksList => "List webhooks",
-        Op::WebhooksUpsert => "Create or update a webhook by URL (a new secret is shown once)",
-        Op::WebhookGet => "Get a webhook",
-        Op::WebhookDelete => "Delete a webhook (soft delete)",
-        Op::WebhookTest => "Send a webhook.test event (202 with a job)",
-        Op::WebhookRotateSecret => "Replace a webhook's signing secret (shown once)",
-        Op::DeliveriesList => "List a webhook's delivery attempts, newest first",
-        Op::DeliveryResend => "Resend a delivery as a new attempt (202 with a job)",
-        Op::JobGet => "Get a job (a long operation)",
-        Op::JobCancel => "Cancel a queued job",
-        Op::Workspace => "The workspace at a glance: inboxes and e-mail counts by status",
-        Op::AuditList => "The workspace's audit trail, newest first (workspace admins)",
-        Op::AuditGet => "One audit record (workspace admins)",
     }
 }
 
@@ -228,10 +194,8 @@ mod tests {
         }
         found.sort();
         let mut routes: Vec<(String, String)> =
-            ROUTES.iter().map(|r| (r.method.to_owned(), r.template.to_owned())).collect();
+            operations().map(|op| (op.method.as_str().to_owned(), op.template.to_owned())).collect();
         routes.sort();
         assert_eq!(found, routes);
-        let names: std::collections::BTreeSet<&str> = ROUTES.iter().map(|r| r.op.name()).collect();
-        assert_eq!(names.len(), ROUTES.len(), "operation names are unique");
     }
 }

@@ -22,14 +22,14 @@ use crate::domain::records::{
 };
 
 /// The events a webhook may subscribe to.
-const SUBSCRIBABLE: [&str; 3] = {
+pub(super) const SUBSCRIBABLE: [&str; 3] = {
     let [a, b, c] = EventType::SUBSCRIBABLE;
     [a.as_str(), b.as_str(), c.as_str()]
 };
 
 // ------------------------------------------------------------------ building
 
-fn string(min: u32, max: u32) -> Value {
+pub(super) fn string(min: u32, max: u32) -> Value {
     json!({"type": "string", "minLength": min, "maxLength": max})
 }
 
@@ -40,12 +40,12 @@ pub(super) fn put(target: &mut Value, key: &str, value: Value) {
     }
 }
 
-fn described(mut schema: Value, description: &str) -> Value {
+pub(super) fn described(mut schema: Value, description: &str) -> Value {
     put(&mut schema, "description", Value::from(description));
     schema
 }
 
-fn one_of(values: &[&str]) -> Value {
+pub(super) fn one_of(values: &[&str]) -> Value {
     json!({"type": "string", "enum": values})
 }
 
@@ -70,11 +70,11 @@ fn text() -> Value {
     json!({"type": "string"})
 }
 
-fn time() -> Value {
+pub(super) fn time() -> Value {
     json!({"type": "string", "format": "date-time"})
 }
 
-fn count() -> Value {
+pub(super) fn count() -> Value {
     json!({"type": "integer", "minimum": 0})
 }
 
@@ -88,13 +88,13 @@ fn strict(properties: Value, optional: &[&str]) -> Value {
 }
 
 /// An input object: only `required` must be given.
-fn input(properties: Value, required: &[&str]) -> Value {
+pub(super) fn input(properties: Value, required: &[&str]) -> Value {
     json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
 }
 
 // ------------------------------------------------------------- parameters
 
-fn id(what: &str) -> Value {
+pub(super) fn id(what: &str) -> Value {
     json!({"type": "string", "minLength": 1, "maxLength": 64, "description": format!("Id of the {what}")})
 }
 
@@ -106,108 +106,33 @@ fn cursor() -> Value {
     json!({"type": "string", "minLength": 1, "maxLength": 4096, "description": "meta.next_cursor of the previous page, unchanged"})
 }
 
-/// What the `{id}` of an operation's path names.
-fn subject(op: Op) -> &'static str {
-    match op {
-        Op::EmailGet | Op::EmailReprocess | Op::EmailDelete => "e-mail",
-        Op::WebhookGet | Op::WebhookDelete | Op::WebhookTest | Op::WebhookRotateSecret | Op::DeliveriesList => {
-            "webhook"
-        }
-        Op::DeliveryResend => "delivery",
-        Op::JobGet | Op::JobCancel => "job",
-        Op::AuditGet => "audit record",
-        _ => "inbox",
-    }
-}
-
 /// The path parameters of `op`, in path order.
 pub fn path_params(op: Op) -> Vec<(&'static str, Value)> {
-    let template = op.row().template;
     let mut params = Vec::new();
-    if template.contains("{id}") {
-        params.push(("id", id(subject(op))));
+    if op.template.contains("{id}") {
+        params.push(("id", id(op.id_of)));
     }
-    if template.contains("{sender}") {
-        params.push(("sender", described(string(3, 254), "An e-mail address or @domain")));
+    if op.template.contains("{sender}") {
+        params.push(("sender", sender()));
     }
     params
 }
 
-/// The query parameters of `op` (lists only), none required.
+/// An allowed sender, as a path parameter or a body field.
+pub(super) fn sender() -> Value {
+    described(string(3, 254), "An e-mail address or @domain")
+}
+
+/// The query parameters of `op` (lists only: their filters, then `limit`
+/// and `cursor`), none required.
 pub fn query_params(op: Op) -> Vec<(&'static str, Value)> {
-    let page = [("limit", limit()), ("cursor", cursor())];
-    let filters = match op {
-        Op::InboxesList => {
-            vec![
-                ("status", one_of(InboxStatus::NAMES)),
-                ("q", described(string(1, 100), "Text to find in name or slug")),
-            ]
-        }
-        Op::EmailsList => {
-            let when = |d| described(string(10, 40), d);
-            vec![
-                ("inbox_id", id("inbox")),
-                ("status", one_of(EmailStatus::NAMES)),
-                ("from", json!({"type": "string", "format": "email", "maxLength": 254})),
-                ("received_after", when("Date (YYYY-MM-DD) or RFC 3339 time, inclusive")),
-                ("received_before", when("Date (YYYY-MM-DD) or RFC 3339 time, inclusive")),
-            ]
-        }
-        Op::AuditList => {
-            let when = |d| described(string(10, 40), d);
-            vec![
-                ("subject", described(string(1, 255), "Only changes by this token subject")),
-                ("target_id", id("record changed")),
-                ("since", when("RFC 3339 time, inclusive, or a date (its midnight UTC)")),
-                ("until", when("RFC 3339 time, inclusive, or a date (its midnight UTC)")),
-            ]
-        }
-        Op::SendersList | Op::WebhooksList | Op::DeliveriesList => Vec::new(),
-        _ => return Vec::new(),
-    };
-    filters.into_iter().chain(page).collect()
+    let Some(filters) = op.list else { return Vec::new() };
+    filters().into_iter().chain([("limit", limit()), ("cursor", cursor())]).collect()
 }
 
 /// The JSON body `op` takes, if any.
 pub fn body(op: Op) -> Option<Value> {
-    let name = || string(1, 120);
-    let schema = match op {
-        Op::InboxesUpsert => input(
-            json!({"slug": described(string(2, 63), "Lowercase letters, digits and -"), "name": name(),
-                   "status": one_of(InboxStatus::NAMES),
-                   "sender_policy": described(one_of(SenderPolicy::NAMES), "allowed_only rejects mail from senders not on the inbox's list")}),
-            &["slug", "name"],
-        ),
-        Op::InboxUpdate => {
-            let mut schema = input(
-                json!({"name": name(), "status": one_of(InboxStatus::NAMES), "sender_policy": one_of(SenderPolicy::NAMES)}),
-                &[],
-            );
-            put(&mut schema, "minProperties", json!(1));
-            schema
-        }
-        Op::SendersAdd => {
-            input(json!({"sender": described(string(3, 254), "An e-mail address or @domain")}), &["sender"])
-        }
-        Op::WebhooksUpsert => input(
-            json!({"url": described(string(8, 2048), "https URL that receives the events"),
-                   "events": {"type": "array", "items": one_of(&SUBSCRIBABLE), "minItems": 1, "maxItems": 3, "uniqueItems": true},
-                   "status": one_of(WebhookStatus::NAMES),
-                   "description": string(1, 200)}),
-            &["url"],
-        ),
-        Op::EmailIngest => input(
-            json!({"from": string(3, 254), "to": string(3, 254), "subject": json!({"type": "string", "maxLength": 998}),
-                   "text": json!({"type": "string", "maxLength": 524_288}),
-                   "received_at": described(time(), "When the message was received (RFC 3339); now when omitted"),
-                   "attachments": {"type": "array", "maxItems": 50, "items": input(
-                       json!({"name": string(1, 255), "size": count(), "content_type": string(1, 127)}),
-                       &["name", "size", "content_type"])}}),
-            &["from", "to", "subject", "text"],
-        ),
-        _ => return None,
-    };
-    Some(schema)
+    op.body.map(|schema| schema())
 }
 
 // ---------------------------------------------------------------- records
@@ -410,45 +335,22 @@ impl Shape {
 
 /// The success answers of `op`: status and shape.
 pub fn successes(op: Op) -> Vec<(u16, Shape)> {
-    use Record as R;
-    match op {
-        Op::InboxesList => vec![(200, Shape::Page(R::Inbox))],
-        Op::InboxesUpsert => vec![(201, Shape::Data(R::Inbox)), (200, Shape::Data(R::Inbox))],
-        Op::InboxGet | Op::InboxUpdate => vec![(200, Shape::Data(R::Inbox))],
-        Op::InboxDelete | Op::EmailDelete | Op::WebhookDelete => vec![(200, Shape::Deleted)],
-        Op::SendersList => vec![(200, Shape::Page(R::AllowedSender))],
-        Op::SendersAdd => vec![(201, Shape::Data(R::AllowedSender)), (200, Shape::Data(R::AllowedSender))],
-        Op::SenderRemove => vec![(200, Shape::SenderDeleted)],
-        Op::EmailIngest => vec![(202, Shape::AcceptedEmail)],
-        Op::EmailsList => vec![(200, Shape::Page(R::Email))],
-        Op::EmailGet => vec![(200, Shape::Data(R::Email))],
-        Op::EmailReprocess | Op::WebhookTest | Op::DeliveryResend => vec![(202, Shape::Accepted)],
-        Op::WebhooksList => vec![(200, Shape::Page(R::Webhook))],
-        Op::WebhooksUpsert => vec![(201, Shape::Data(R::WebhookWithSecret)), (200, Shape::Data(R::Webhook))],
-        Op::WebhookGet => vec![(200, Shape::Data(R::Webhook))],
-        Op::WebhookRotateSecret => vec![(200, Shape::Data(R::WebhookWithSecret))],
-        Op::DeliveriesList => vec![(200, Shape::Page(R::Delivery))],
-        Op::JobGet | Op::JobCancel => vec![(200, Shape::Data(R::Job))],
-        Op::Workspace => vec![(200, Shape::Data(R::Workspace))],
-        Op::AuditList => vec![(200, Shape::Page(R::AuditRecord))],
-        Op::AuditGet => vec![(200, Shape::Data(R::AuditRecord))],
-    }
+    op.answers.to_vec()
 }
 
 /// The error statuses `op` can answer with (the README's error table, per
 /// route); every one carries the `Error` body.
 pub fn error_statuses(op: Op) -> Vec<u16> {
-    let row = op.row();
     let mut statuses = vec![400, 401, 403];
     // Unknown, foreign or malformed ids; an ingestion for an unregistered inbox.
-    if row.template.contains('{') {
+    if op.template.contains('{') {
         statuses.push(404);
     }
     if op.is_write() {
         // Idempotency-Key conflicts, state conflicts; bodies over 1 MiB.
         statuses.extend([409, 413]);
     }
-    if row.takes_body || row.takes_query {
+    if op.takes_body() || op.takes_query() {
         statuses.push(422);
     }
     statuses.extend([429, 503]);

@@ -6,9 +6,13 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::error::ApiError;
-use super::input::{self};
+use super::input;
+use super::operation::{Operation, Tool, Verb, no_filters, operation};
 use super::page::page_request;
-use super::{ApiResponse, Ctx, inboxes};
+use super::schemas::{Record, Shape, input as fields, sender};
+use super::{ApiResponse, Ctx, Input, Needs, Op, inboxes};
+use crate::domain::Permission::{Administer, Read};
+use crate::domain::Scope;
 use crate::domain::records::AllowedSender;
 use crate::sys::now_string;
 
@@ -23,8 +27,72 @@ pub fn parse_sender(field: &str, value: &str) -> Result<String, ApiError> {
     }
 }
 
-pub async fn list(ctx: &Ctx<'_>, inbox_id: &str, query: Option<&str>) -> Result<ApiResponse, ApiError> {
-    let params = input::query(query, &["limit", "cursor"])?;
+/// The operations of this module, in catalogue order.
+pub static OPERATIONS: &[Op] = &[&LIST, &ADD, &REMOVE];
+
+const WRITE: Needs = Needs::Role(Scope::InboxesWrite, Administer);
+
+pub static LIST: Operation = Operation {
+    id_of: "inbox",
+    list: Some(no_filters),
+    answers: &[(200, Shape::Page(Record::AllowedSender))],
+    tool: Some(Tool::read(
+        "inbox_senders_list",
+        "List allowed senders",
+        "List the senders (addresses or @domains) an inbox accepts when its policy is allowed_only.",
+    )),
+    ..operation(
+        "senders_list",
+        "List an inbox's allowed senders",
+        Verb::Get,
+        "/inboxes/{id}/senders",
+        Needs::Role(Scope::InboxesRead, Read),
+        |ctx, input| Box::pin(list(ctx, input)),
+    )
+};
+
+pub static ADD: Operation = Operation {
+    id_of: "inbox",
+    body: Some(|| fields(json!({"sender": sender()}), &["sender"])),
+    answers: &[(201, Shape::Data(Record::AllowedSender)), (200, Shape::Data(Record::AllowedSender))],
+    may_change_nothing: true,
+    tool: Some(Tool::destructive(
+        "inbox_senders_add",
+        "Allow sender",
+        "Allow an address (billing@acme.com) or a whole domain (@acme.com) to send to an inbox. Destructive: the user is asked to confirm.",
+        "Mail from this sender will be accepted and processed instead of rejected.",
+    )),
+    ..operation(
+        "senders_add",
+        "Allow a sender (address or @domain)",
+        Verb::Post,
+        "/inboxes/{id}/senders",
+        WRITE,
+        |ctx, input| Box::pin(add(ctx, input)),
+    )
+};
+
+pub static REMOVE: Operation = Operation {
+    id_of: "inbox",
+    answers: &[(200, Shape::SenderDeleted)],
+    tool: Some(Tool::destructive(
+        "inbox_senders_remove",
+        "Stop allowing sender",
+        "Remove a sender from an inbox's allowed list. Destructive: the user is asked to confirm.",
+        "New mail from this sender will be rejected when the inbox accepts allowed senders only.",
+    )),
+    ..operation(
+        "sender_remove",
+        "Stop allowing a sender",
+        Verb::Delete,
+        "/inboxes/{id}/senders/{sender}",
+        WRITE,
+        |ctx, input| Box::pin(remove(ctx, input.id(), input.sender())),
+    )
+};
+
+async fn list(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
+    let (inbox_id, params) = (input.id(), input.params(&["limit", "cursor"])?);
     let inbox = inboxes::load(ctx, inbox_id).await?;
     let page = page_request(ctx.secrets, ctx.tenant, &format!("senders/{}", inbox.id), &params)?;
     let found = ctx.store.list_senders(ctx.tenant, &inbox.id, page.limit, page.start.clone()).await?;
@@ -38,8 +106,8 @@ struct AddBody {
     sender: String,
 }
 
-pub async fn add(ctx: &Ctx<'_>, inbox_id: &str, body: &[u8]) -> Result<ApiResponse, ApiError> {
-    let body: AddBody = input::body(body)?;
+async fn add(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
+    let (inbox_id, body) = (input.id(), input.body::<AddBody>()?);
     let sender = parse_sender("sender", &body.sender)?;
     let inbox = inboxes::load(ctx, inbox_id).await?;
     let allowed = AllowedSender { inbox_id: inbox.id, sender, created_at: now_string() };
@@ -48,7 +116,7 @@ pub async fn add(ctx: &Ctx<'_>, inbox_id: &str, body: &[u8]) -> Result<ApiRespon
     ApiResponse::data(if created { 201 } else { 200 }, &allowed)
 }
 
-pub async fn remove(ctx: &Ctx<'_>, inbox_id: &str, sender: &str) -> Result<ApiResponse, ApiError> {
+async fn remove(ctx: &Ctx<'_>, inbox_id: &str, sender: &str) -> Result<ApiResponse, ApiError> {
     let inbox = inboxes::load(ctx, inbox_id).await?;
     let sender = parse_sender("sender", sender).map_err(|_| ApiError::NotFound { what: "Allowed sender" })?;
     if ctx.store.remove_sender(ctx.tenant, &inbox.id, &sender, &ctx.audit(&inbox.id, 200)?).await? {

@@ -9,12 +9,17 @@ use base64::Engine as _;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::emails::job_tool;
 use super::error::ApiError;
 use super::input;
 use super::jobs::{accepted, new_job};
+use super::operation::{Operation, Tool, Verb, no_filters, operation};
 use super::page::page_request;
+use super::schemas::{Record, SUBSCRIBABLE, Shape, described, input as fields, one_of, string};
 use super::upsert::{self, Reserved, Upserted};
-use super::{ApiResponse, Ctx};
+use super::{ApiResponse, Ctx, Input, Needs, Op};
+use crate::domain::Permission::{Administer, Operate, Read};
+use crate::domain::Scope;
 use crate::domain::ids::{Kind, is_id};
 use crate::domain::records::{EventType, JobKind, Webhook, WebhookStatus};
 use crate::outbound::{Refusal, check_target, normalise_host};
@@ -22,6 +27,170 @@ use crate::store::StoreError;
 use crate::store::StoredWebhook;
 use crate::sys::new_id;
 use crate::sys::now_string;
+
+/// The operations of this module, in catalogue order.
+pub static OPERATIONS: &[Op] = &[&LIST, &GET, &UPSERT, &DELETE, &TEST, &ROTATE_SECRET, &DELIVERIES, &RESEND];
+
+const READ: Needs = Needs::Role(Scope::WebhooksRead, Read);
+const ADMINISTER: Needs = Needs::Role(Scope::WebhooksWrite, Administer);
+const OPERATE: Needs = Needs::Role(Scope::WebhooksWrite, Operate);
+
+pub static LIST: Operation = Operation {
+    list: Some(no_filters),
+    answers: &[(200, Shape::Page(Record::Webhook))],
+    tool: Some(Tool::read(
+        "webhooks_list",
+        "List webhooks",
+        "List the workspace's webhooks (URL, events, status; never the secret).",
+    )),
+    ..operation("webhooks_list", "List webhooks", Verb::Get, "/webhooks", READ, |ctx, input| Box::pin(list(ctx, input)))
+};
+
+pub static GET: Operation = Operation {
+    id_of: "webhook",
+    answers: &[(200, Shape::Data(Record::Webhook))],
+    tool: Some(Tool::read(
+        "webhooks_get",
+        "Get webhook",
+        "Fetch one webhook. Its secret is never shown, only its last 4 characters.",
+    )),
+    ..operation("webhook_get", "Get a webhook", Verb::Get, "/webhooks/{id}", READ, |ctx, input| {
+        Box::pin(get(ctx, input.id()))
+    })
+};
+
+pub static UPSERT: Operation = Operation {
+    body: Some(|| {
+        fields(
+            json!({"url": described(string(8, 2048), "https URL that receives the events"),
+                   "events": {"type": "array", "items": one_of(&SUBSCRIBABLE), "minItems": 1, "maxItems": 3, "uniqueItems": true},
+                   "status": one_of(WebhookStatus::NAMES),
+                   "description": string(1, 200)}),
+            &["url"],
+        )
+    }),
+    answers: &[(201, Shape::Data(Record::WebhookWithSecret)), (200, Shape::Data(Record::Webhook))],
+    tool: Some(Tool::destructive(
+        "webhooks_upsert",
+        "Create or update webhook",
+        "Create the webhook for this https URL, or update it when the URL exists. A new webhook's signing secret is in this response only. Destructive: the user is asked to confirm (the URL decides where the workspace's events go; status disabled stops them).",
+        "The workspace's events (e-mail senders, amounts, due dates and bank lines) will be sent to this URL, signed with a secret returned once; for a URL already registered, its events, status or description change, and status disabled stops its notifications.",
+    )),
+    ..operation(
+        "webhooks_upsert",
+        "Create or update a webhook by URL (a new secret is shown once)",
+        Verb::Put,
+        "/webhooks",
+        ADMINISTER,
+        |ctx, input| Box::pin(upsert(ctx, input)),
+    )
+};
+
+pub static DELETE: Operation = Operation {
+    id_of: "webhook",
+    answers: &[(200, Shape::Deleted)],
+    tool: Some(Tool::destructive(
+        "webhooks_delete",
+        "Delete webhook",
+        "Soft-delete a webhook; it receives no more events. Destructive: the user is asked to confirm.",
+        "The webhook stops receiving events and disappears from lists and reads.",
+    )),
+    ..operation(
+        "webhook_delete",
+        "Delete a webhook (soft delete)",
+        Verb::Delete,
+        "/webhooks/{id}",
+        ADMINISTER,
+        |ctx, input| Box::pin(delete(ctx, input.id())),
+    )
+};
+
+pub static TEST: Operation = Operation {
+    id_of: "webhook",
+    answers: &[(202, Shape::Accepted)],
+    enqueues: true,
+    tool: Some(Tool {
+        idempotent: false,
+        ..Tool::destructive(
+            "webhooks_test",
+            "Test webhook",
+            job_tool!("Send a signed webhook.test event to the webhook."),
+            "A signed webhook.test event is sent to the webhook's URL and recorded as a delivery.",
+        )
+    }),
+    ..operation(
+        "webhook_test",
+        "Send a webhook.test event (202 with a job)",
+        Verb::Post,
+        "/webhooks/{id}/test",
+        OPERATE,
+        |ctx, input| Box::pin(test(ctx, input.id())),
+    )
+};
+
+pub static ROTATE_SECRET: Operation = Operation {
+    id_of: "webhook",
+    answers: &[(200, Shape::Data(Record::WebhookWithSecret))],
+    tool: Some(Tool {
+        idempotent: false,
+        ..Tool::destructive(
+            "webhooks_rotate_secret",
+            "Rotate webhook secret",
+            "Replace the webhook's signing secret; the new secret is in this response only. Destructive: the user is asked to confirm.",
+            "The old secret stops working at once: the receiver must be given the new one to keep verifying deliveries.",
+        )
+    }),
+    ..operation(
+        "webhook_rotate_secret",
+        "Replace a webhook's signing secret (shown once)",
+        Verb::Post,
+        "/webhooks/{id}/rotate_secret",
+        ADMINISTER,
+        |ctx, input| Box::pin(rotate_secret(ctx, input.id())),
+    )
+};
+
+pub static DELIVERIES: Operation = Operation {
+    id_of: "webhook",
+    list: Some(no_filters),
+    answers: &[(200, Shape::Page(Record::Delivery))],
+    tool: Some(Tool::read(
+        "webhook_deliveries_list",
+        "List webhook deliveries",
+        "List a webhook's delivery attempts, newest first: status code, duration, error.",
+    )),
+    ..operation(
+        "deliveries_list",
+        "List a webhook's delivery attempts, newest first",
+        Verb::Get,
+        "/webhooks/{id}/deliveries",
+        READ,
+        |ctx, input| Box::pin(deliveries(ctx, input)),
+    )
+};
+
+pub static RESEND: Operation = Operation {
+    id_of: "delivery",
+    answers: &[(202, Shape::Accepted)],
+    enqueues: true,
+    tool: Some(Tool {
+        idempotent: false,
+        ..Tool::destructive(
+            "webhook_deliveries_resend",
+            "Resend delivery",
+            job_tool!("Send a delivery's event again, as a new attempt."),
+            "The event is delivered again to the webhook's URL as a new attempt.",
+        )
+    }),
+    ..operation(
+        "delivery_resend",
+        "Resend a delivery as a new attempt (202 with a job)",
+        Verb::Post,
+        "/webhook_deliveries/{id}/resend",
+        OPERATE,
+        |ctx, input| Box::pin(resend(ctx, input.id())),
+    )
+};
 
 fn not_found() -> ApiError {
     ApiError::NotFound { what: "Webhook" }
@@ -95,8 +264,8 @@ pub fn parse_url(raw: &str, allow_loopback: bool) -> Result<url::Url, ApiError> 
     Ok(url)
 }
 
-pub async fn list(ctx: &Ctx<'_>, query: Option<&str>) -> Result<ApiResponse, ApiError> {
-    let params = input::query(query, &["limit", "cursor"])?;
+async fn list(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
+    let params = input.params(&["limit", "cursor"])?;
     let page = page_request(ctx.secrets, ctx.tenant, "webhooks", &params)?;
     let found = ctx.store.list_webhooks(ctx.tenant, page.limit, page.start.clone()).await?;
     let next = page.next_cursor(ctx.secrets, ctx.tenant, found.next);
@@ -104,7 +273,7 @@ pub async fn list(ctx: &Ctx<'_>, query: Option<&str>) -> Result<ApiResponse, Api
     Ok(ApiResponse::ok(200, json!({"data": data, "meta": {"next_cursor": next}})))
 }
 
-pub async fn get(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
+async fn get(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     ApiResponse::data(200, &load(ctx, id).await?.webhook)
 }
 
@@ -213,8 +382,8 @@ impl Reserved for ByUrl<'_> {
 /// updates it (200). Omitted optional fields keep their current value (or, on
 /// create: every subscribable event, `active`, no description). Racing
 /// upserts of one URL create one webhook (see `api::upsert`).
-pub async fn upsert(ctx: &Ctx<'_>, body: &[u8]) -> Result<ApiResponse, ApiError> {
-    let body: UpsertBody = input::body(body)?;
+async fn upsert(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
+    let body: UpsertBody = input.body()?;
     let url = parse_url(&body.url, ctx.webhook_allow_loopback)?;
     let events = body.events.as_deref().map(parse_events).transpose()?;
     let description = body.description.as_deref().map(|d| input::text("description", d, 200)).transpose()?;
@@ -228,7 +397,7 @@ pub async fn upsert(ctx: &Ctx<'_>, body: &[u8]) -> Result<ApiResponse, ApiError>
     }
 }
 
-pub async fn delete(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
+async fn delete(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     let mut stored = load(ctx, id).await?;
     stored.webhook.updated_at = now_string();
     match ctx.store.delete_webhook(ctx.tenant, &stored, &ctx.audit(&stored.webhook.id, 200)?).await {
@@ -238,7 +407,7 @@ pub async fn delete(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     }
 }
 
-pub async fn rotate_secret(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
+async fn rotate_secret(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     let mut stored = load(ctx, id).await?;
     let previous = stored.webhook.updated_at.clone();
     let secret = new_secret();
@@ -262,7 +431,7 @@ fn refuse_disabled(webhook: &Webhook) -> Result<(), ApiError> {
 }
 
 /// Enqueues a `webhook.test` delivery to this webhook.
-pub async fn test(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
+async fn test(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     let stored = load(ctx, id).await?;
     refuse_disabled(&stored.webhook)?;
     let job = new_job(JobKind::WebhookTest, &stored.webhook.id);
@@ -276,8 +445,8 @@ pub async fn test(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
 
 /// Delivery attempts of a webhook, newest first. The webhook is read in
 /// parallel with the page, so an unknown webhook is 404 at no extra latency.
-pub async fn deliveries(ctx: &Ctx<'_>, id: &str, query: Option<&str>) -> Result<ApiResponse, ApiError> {
-    let params = input::query(query, &["limit", "cursor"])?;
+async fn deliveries(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
+    let (id, params) = (input.id(), input.params(&["limit", "cursor"])?);
     if !is_id(Kind::Webhook, id) {
         return Err(not_found());
     }
@@ -293,7 +462,7 @@ pub async fn deliveries(ctx: &Ctx<'_>, id: &str, query: Option<&str>) -> Result<
 }
 
 /// Enqueues a new attempt of a delivery's event.
-pub async fn resend(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
+async fn resend(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     let not_found = || ApiError::NotFound { what: "Delivery" };
     if !is_id(Kind::Delivery, id) {
         return Err(not_found());

@@ -5,12 +5,32 @@
 use serde_json::{Map, Value, json};
 
 use super::error::ApiError;
-use super::{ApiResponse, Ctx, check};
+use super::operation::{Operation, Verb, operation};
+use super::schemas::{Record, Shape};
+use super::{ApiResponse, Ctx, Needs, Op, check};
 use crate::domain::records::EmailStatus;
 use crate::domain::{Permission, Scope};
 use crate::store::InboxFilter;
 
-pub async fn get(ctx: &Ctx<'_>) -> Result<ApiResponse, ApiError> {
+/// The operations of this module (the summary is a resource for agents, not a tool).
+pub static OPERATIONS: &[Op] = &[&GET];
+
+pub static GET: Operation = Operation {
+    answers: &[(200, Shape::Data(Record::Workspace))],
+    ..operation(
+        "workspace",
+        "The workspace at a glance: inboxes and e-mail counts by status",
+        Verb::Get,
+        "/workspace",
+        Needs::Handler {
+            any: &[Scope::InboxesRead, Scope::EmailsRead],
+            who: "Scopes `inboxes:read` and `emails:read`; role viewer or above.",
+        },
+        |ctx, _| Box::pin(get(ctx)),
+    )
+};
+
+async fn get(ctx: &Ctx<'_>) -> Result<ApiResponse, ApiError> {
     let missing: Vec<Scope> =
         [Scope::InboxesRead, Scope::EmailsRead].into_iter().filter(|s| !ctx.principal.has(*s)).collect();
     if !missing.is_empty() {

@@ -14,7 +14,7 @@ use crate::api::audit::Origin;
 use crate::api::error::ApiError;
 use crate::api::idempotency::idempotent;
 use crate::api::tenancy;
-use crate::api::{ApiRequest, ApiResponse, Op, Route, authorize, dispatch};
+use crate::api::{ApiRequest, ApiResponse, Input, Needs, Route, authorize, dispatch};
 use crate::auth::Principal;
 use crate::domain::records::Surface;
 use crate::mcp::jsonrpc::RETRY_AFTER_SECS;
@@ -135,12 +135,13 @@ async fn authenticated(edge: &Edge, req: &RestRequest<'_>, principal: &Principal
         ));
     }
     let header = req.headers.get(tenancy::HEADER).and_then(|v| v.to_str().ok());
-    let tenant = if route.op == Op::EmailIngest {
-        // The ingestion route serves a machine client: no membership, no
-        // role. Its scope is checked before the registration is looked up,
-        // so a token without it gets the step-up challenge, not a workspace error.
-        if !principal.has(crate::domain::Scope::EmailsIngest) {
-            return Err(ApiError::InsufficientScope { scopes: vec![crate::domain::Scope::EmailsIngest] });
+    let tenant = if let Needs::Scope(scope) = route.op.needs {
+        // A route for a machine client (the ingestion pipeline): no
+        // membership, no role. Its scope is checked before the registration
+        // is looked up, so a token without it gets the step-up challenge,
+        // not a workspace error.
+        if !principal.has(scope) {
+            return Err(ApiError::InsufficientScope { scopes: vec![scope] });
         }
         edge.api.resolve_pipeline(principal, header).await?
     } else {
@@ -169,6 +170,6 @@ async fn authenticated(edge: &Edge, req: &RestRequest<'_>, principal: &Principal
             let api_request = ApiRequest { method: req.method, path: req.path, query: req.query, body: req.body };
             idempotent(&ctx, permit, route, &api_request, key).await
         }
-        None => dispatch(&ctx, permit, route, req.query, req.body).await,
+        None => dispatch(&ctx, permit, &Input::rest(route, req.query, req.body)).await,
     }
 }

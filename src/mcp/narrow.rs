@@ -23,7 +23,7 @@ use serde_json::json;
 
 use super::era::Header;
 use super::jsonrpc::RpcError;
-use crate::api::Op;
+use crate::api::{self, Op};
 use crate::auth::Principal;
 use crate::domain::Scope;
 
@@ -145,8 +145,8 @@ impl Narrowing {
 
 /// The toolset a tool of `op` belongs to (an index into `TOOLSETS`).
 fn toolset(op: Op) -> usize {
-    match op.row().template.trim_start_matches('/').split('/').next() {
-        Some("inboxes") if op == Op::EmailIngest => 1,
+    match op.template.trim_start_matches('/').split('/').next() {
+        Some("inboxes") if op == &api::emails::INGEST => 1,
         Some("inboxes") => 0,
         Some("emails") => 1,
         Some("webhooks" | "webhook_deliveries") => 2,
@@ -171,12 +171,12 @@ mod tests {
     #[test]
     fn path_and_headers_narrow_and_never_widen() {
         let none = Narrowing::read("/mcp", &HeaderMap::new()).unwrap();
-        assert!(none.allows(Op::WebhookRotateSecret));
+        assert!(none.allows(&api::webhooks::ROTATE_SECRET));
         let ro = Narrowing::read("/mcp/readonly", &HeaderMap::new()).unwrap();
-        assert!(ro.allows(Op::EmailGet) && !ro.allows(Op::EmailDelete));
+        assert!(ro.allows(&api::emails::GET) && !ro.allows(&api::emails::DELETE));
         let both = Narrowing::read("/mcp/x/emails,jobs", &headers(&[("x-mcp-toolsets", "jobs,webhooks")])).unwrap();
-        assert!(both.allows(Op::JobGet));
-        assert!(!both.allows(Op::EmailGet) && !both.allows(Op::WebhookGet), "the intersection");
+        assert!(both.allows(&api::jobs::GET));
+        assert!(!both.allows(&api::emails::GET) && !both.allows(&api::webhooks::GET), "the intersection");
         let ro = Narrowing::read("/mcp/readonly", &headers(&[("x-mcp-readonly", "false")])).unwrap();
         assert!(ro.readonly, "a header cannot undo the path's narrowing");
         for (path, pairs) in [

@@ -29,7 +29,7 @@ use super::method::Method;
 use super::results::{call_tool_result, step_up, unavailable};
 use super::{Call, Outcome};
 use crate::api::error::ApiError;
-use crate::api::{self, ApiResponse, Ctx, Op, Route};
+use crate::api::{self, ApiResponse, Ctx, Input, Op, Route, jobs};
 use crate::domain::records::{Job, JobErrorKind, JobStatus};
 
 /// How long a task stays readable after it was created: jobs are kept at
@@ -42,8 +42,7 @@ pub const POLL_INTERVAL_MS: u64 = 1000;
 /// A `CreateTaskResult` (without `resultType`, which decoration adds) for a
 /// job just enqueued, when the 202 body carries one.
 pub fn created(response: &ApiResponse) -> Option<Value> {
-    let job: Job = serde_json::from_value(response.body.get("data")?.get("job")?.clone()).ok()?;
-    Some(Value::Object(envelope(&job)))
+    response.job.as_ref().map(|job| Value::Object(envelope(job)))
 }
 
 /// The task status of a job, and its message.
@@ -158,20 +157,16 @@ fn not_found(task_id: &str) -> RpcError {
     RpcError::invalid_params("Task not found").with_data(json!({"taskId": task_id}))
 }
 
-/// One job operation, in-process, with the route table's check.
+/// One job operation, in-process, with its declaration's check.
 async fn run(ctx: &Ctx<'_>, op: Op, task_id: &str) -> Result<ApiResponse, ApiError> {
     let permit = api::authorize(ctx, op)?;
-    api::dispatch(ctx, permit, &Route::new(op, task_id, ""), None, b"").await
+    api::dispatch(ctx, permit, &Input::bare(&Route::new(op, task_id, ""))).await
 }
 
 /// The job behind a task, if this caller may read it.
 async fn read(ctx: &Ctx<'_>, task_id: &str) -> Result<Job, RpcError> {
-    match run(ctx, Op::JobGet, task_id).await {
-        Ok(response) => response
-            .body
-            .get("data")
-            .and_then(|data| serde_json::from_value(data.clone()).ok())
-            .ok_or_else(|| RpcError::internal("The job could not be read")),
+    match run(ctx, &jobs::GET, task_id).await {
+        Ok(response) => response.job.ok_or_else(|| RpcError::internal("The job could not be read")),
         Err(ApiError::Unavailable) => Err(unavailable()),
         Err(_) => Err(not_found(task_id)),
     }
@@ -184,15 +179,12 @@ async fn read(ctx: &Ctx<'_>, task_id: &str) -> Result<Job, RpcError> {
 /// or finished is -32602 naming its status, as the extension asks of a
 /// request the server can see is invalid; so is an unknown task.
 async fn cancel(call: &Call<'_>, ctx: &Ctx<'_>, task_id: &str) -> Result<(), RpcError> {
-    match run(ctx, Op::JobCancel, task_id).await {
-        Ok(response) => {
-            let job: Option<Job> = response.body.get("data").and_then(|data| serde_json::from_value(data.clone()).ok());
-            match job {
-                Some(job) if job.status == JobStatus::Cancelled => Ok(()),
-                Some(job) => Err(not_cancellable(&job)),
-                None => Err(RpcError::internal("The job could not be read")),
-            }
-        }
+    match run(ctx, &jobs::CANCEL, task_id).await {
+        Ok(response) => match response.job {
+            Some(job) if job.status == JobStatus::Cancelled => Ok(()),
+            Some(job) => Err(not_cancellable(&job)),
+            None => Err(RpcError::internal("The job could not be read")),
+        },
         // Running or finished (a runner may have taken it a moment ago).
         Err(ApiError::Conflict { .. }) => Err(not_cancellable(&read(ctx, task_id).await?)),
         Err(ApiError::Unavailable) => Err(unavailable()),

@@ -1,13 +1,14 @@
 //! The tools as the MCP endpoint serves them: the rows of `catalogue`, rendered
 //! once per protocol version, filtered per caller, and called by handing the
-//! API operation each row names (`crate::api::Op`) to `api::dispatch`
-//! in-process, with the verified caller (never the token).
+//! API operation each row names (`crate::api::Op`) its arguments as they are
+//! (`crate::api::Input::tool`: no query string or body bytes in between)
+//! through `api::dispatch`, in-process, with the verified caller (never the token).
 //!
 //! `tools/call` runs its stages (README: "How a request is answered", I–K) in order: unknown tool
 //! (-32602), missing scope (HTTP 403 with an `insufficient_scope` challenge),
 //! missing role (a tool error `forbidden`), invalid arguments (a tool error
 //! naming the argument), confirmation of destructive tools, then the call.
-//! The scope and role come from the API's route table and are checked once,
+//! The scope and role come from the operation's declaration and are checked once,
 //! by `api::authorize`, whose permit the call then needs. A long tool's job
 //! is answered as a task when the request declares the tasks extension
 //! (`super::tasks`).
@@ -24,7 +25,7 @@ use super::schema;
 use super::tasks;
 use super::{Call, Outcome};
 use crate::api::error::ApiError;
-use crate::api::{self, Needs, Route};
+use crate::api::{self, Input, Needs, Route};
 use crate::auth::Principal;
 use crate::domain::Role;
 
@@ -39,14 +40,14 @@ pub struct Tool {
 
 impl Tool {
     fn needs(&self) -> Needs {
-        self.row.op.row().needs
+        self.row.op.needs
     }
 
     fn visible_to(&self, principal: &Principal, role: Role) -> bool {
         match self.needs() {
             Needs::Role(scope, permission) => principal.has(scope) && role.allows(permission),
             Needs::Scope(scope) => principal.has(scope),
-            Needs::Handler { any } => any.iter().any(|s| principal.has(*s)),
+            Needs::Handler { any, .. } => any.iter().any(|s| principal.has(*s)),
             Needs::Job { any } => any.iter().any(|s| principal.has_for_jobs(*s)),
         }
     }
@@ -150,9 +151,9 @@ impl Tools {
         };
         let ctx = call.api_ctx(tenant, tool.row.name);
 
-        // Stage I: scope (HTTP 403, step-up), then role (tool error), from the route table.
+        // Stage I: scope (HTTP 403, step-up), then role (tool error), from the declaration.
         let hopeless = match tool.needs() {
-            Needs::Handler { any } => Some(any).filter(|any| !any.iter().any(|s| call.principal.has(*s))),
+            Needs::Handler { any, .. } => Some(any).filter(|any| !any.iter().any(|s| call.principal.has(*s))),
             Needs::Job { any } => Some(any).filter(|any| !any.iter().any(|s| call.principal.has_for_jobs(*s))),
             Needs::Role(..) | Needs::Scope(_) => None,
         };
@@ -197,8 +198,8 @@ impl Tools {
         // Stage K: the REST handler, in-process. A job it enqueued is a task
         // for a client that declared the tasks extension on this request
         // (after the confirmation above: the task exists only once it runs).
-        let (route, query, body) = request_parts(&tool.row, &args);
-        match api::dispatch(&ctx, permit, &route, query.as_deref(), &body).await {
+        let (route, rest) = request_parts(&tool.row, args);
+        match api::dispatch(&ctx, permit, &Input::tool(&route, &rest)).await {
             Ok(response) if call.client.tasks && tool.row.op.enqueues() && response.status == 202 => {
                 Ok(match tasks::created(&response) {
                     Some(task) => Outcome::Task(task),
@@ -215,36 +216,22 @@ impl Tools {
 }
 
 /// The operation's route (the arguments named like its path parameters, as
-/// they are: never parsed as a path), query string and JSON body.
-fn request_parts(row: &ToolRow, args: &Map<String, Value>) -> (Route, Option<String>, Vec<u8>) {
-    let template = row.op.row().template;
+/// they are: never parsed as a path) and the rest of the arguments.
+fn request_parts(row: &ToolRow, args: Map<String, Value>) -> (Route, Map<String, Value>) {
+    let template = row.op.template;
     let text = |value: &Value| value.as_str().map_or_else(|| value.to_string(), str::to_owned);
     let mut route = Route::new(row.op, "", "");
     let mut rest = Map::new();
     for (name, value) in args {
         match name.as_str() {
-            "id" if template.contains("{id}") => route.id = text(value),
-            "sender" if template.contains("{sender}") => route.sender = text(value),
+            "id" if template.contains("{id}") => route.id = text(&value),
+            "sender" if template.contains("{sender}") => route.sender = text(&value),
             _ => {
-                rest.insert(name.clone(), value.clone());
+                rest.insert(name, value);
             }
         }
     }
-    if matches!(row.op.row().method, "GET" | "DELETE") {
-        if rest.is_empty() {
-            return (route, None, Vec::new());
-        }
-        let mut query = url::form_urlencoded::Serializer::new(String::new());
-        for (name, value) in &rest {
-            query.append_pair(name, &text(value));
-        }
-        (route, Some(query.finish()), Vec::new())
-    } else if rest.is_empty() {
-        // The route's own validation decides whether an empty object is enough.
-        (route, None, b"{}".to_vec())
-    } else {
-        (route, None, Value::Object(rest).to_string().into_bytes())
-    }
+    (route, rest)
 }
 
 fn confirmation_required(tool: &Tool, version: ProtocolVersion) -> Outcome {
@@ -265,7 +252,6 @@ fn confirmation_required(tool: &Tool, version: ProtocolVersion) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::Op;
 
     #[test]
     fn every_schema_is_in_the_checked_subset_and_names_its_operations_parameters() {
@@ -273,7 +259,7 @@ mod tests {
         assert_eq!(tools.tools.len(), 22);
         for tool in &tools.tools {
             assert!(schema::is_supported(&tool.schema), "{}", tool.row.name);
-            let template = tool.row.op.row().template;
+            let template = tool.row.op.template;
             let required = |p: &str| tool.schema["required"].as_array().is_some_and(|r| r.contains(&json!(p)));
             // Every path parameter is a required argument; `id` is never a body field.
             assert_eq!(template.contains("{id}"), required("id"), "{} id", tool.row.name);
@@ -287,18 +273,16 @@ mod tests {
     }
 
     #[test]
-    fn path_arguments_are_taken_as_they_are_and_the_rest_go_to_query_or_body() {
+    fn path_arguments_are_taken_as_they_are_and_the_rest_stay_arguments() {
         let tools = Tools::new();
         let row = &tools.find("inbox_senders_remove").unwrap().row;
         let args = json!({"id": "../x", "sender": "@acme.com/a"}).as_object().cloned().unwrap();
-        let (route, query, body) = request_parts(row, &args);
-        assert_eq!(route, Route::new(Op::SenderRemove, "../x", "@acme.com/a"));
-        assert_eq!((query, body), (None, Vec::new()));
-        let row = &tools.find("inboxes_update").unwrap().row;
-        let args = json!({"id": "inb_bills"}).as_object().cloned().unwrap();
-        assert_eq!(request_parts(row, &args).2, b"{}".to_vec());
+        let (route, rest) = request_parts(row, args);
+        assert_eq!(route, Route::new(&api::senders::REMOVE, "../x", "@acme.com/a"));
+        assert!(rest.is_empty());
         let row = &tools.find("emails_list").unwrap().row;
         let args = json!({"status": "failed", "limit": 5}).as_object().cloned().unwrap();
-        assert_eq!(request_parts(row, &args).1.as_deref(), Some("limit=5&status=failed"));
+        let (route, rest) = request_parts(row, args.clone());
+        assert_eq!((route.id.as_str(), rest), ("", args));
     }
 }

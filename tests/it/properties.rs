@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 use common::{Harness, send};
 use inbox::api::page::page_request;
-use inbox::api::{Op, Route};
+use inbox::api::{Route, emails, inboxes, senders};
 use inbox::domain::boleto::{mod11_bank, parse};
 use inbox::domain::clock::{format, parse_instant};
 use inbox::domain::{OrgId, Role, Tenant, WorkspaceId};
@@ -114,11 +114,11 @@ proptest! {
     fn an_encoded_path_argument_never_reaches_another_route(id in "\\PC{1,24}", sender in "\\PC{1,24}") {
         let enc = |s: &str| utf8_percent_encode(s, NON_ALPHANUMERIC).to_string();
         let route = Route::parse("GET", &format!("/inboxes/{}", enc(&id))).unwrap();
-        prop_assert_eq!(route, Route::new(Op::InboxGet, id.clone(), ""));
+        prop_assert_eq!(route, Route::new(&inboxes::GET, id.clone(), ""));
         let route = Route::parse("DELETE", &format!("/inboxes/{}/senders/{}", enc(&id), enc(&sender))).unwrap();
-        prop_assert_eq!(route, Route::new(Op::SenderRemove, id.clone(), sender));
+        prop_assert_eq!(route, Route::new(&senders::REMOVE, id.clone(), sender));
         let route = Route::parse("POST", &format!("/emails/{}/reprocess", enc(&id))).unwrap();
-        prop_assert_eq!(route, Route::new(Op::EmailReprocess, id, ""));
+        prop_assert_eq!(route, Route::new(&emails::REPROCESS, id, ""));
     }
 
     /// Any RFC 3339 time or date a client sends as a filter bound or a
