@@ -260,8 +260,14 @@ pub async fn authorize_replay(ctx: &Ctx<'_>, route: &Route) -> Result<(), ApiErr
 /// Parse, authorize, run: a whole call for a caller that has a path.
 pub async fn call(ctx: &Ctx<'_>, req: &ApiRequest<'_>) -> Result<ApiResponse, ApiError> {
     let route = Route::parse(req.method, req.path)?;
-    let permit = authorize(ctx, route.op)?;
-    dispatch(ctx, permit, &Input::rest(&route, req.query, req.body)).await
+    invoke(ctx, &Input::rest(&route, req.query, req.body)).await
+}
+
+/// Authorize, run: a whole call of a known operation, for a caller inside
+/// the server (MCP resources, prompts, completions and tasks).
+pub async fn invoke(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
+    let permit = authorize(ctx, input.route.op)?;
+    dispatch(ctx, permit, input).await
 }
 
 /// Runs one authorized operation for a verified caller in a resolved workspace.

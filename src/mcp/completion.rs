@@ -15,7 +15,8 @@ use super::jsonrpc::RpcError;
 use super::prompts::{ArgumentKind, Prompts};
 use super::resources::Resources;
 use crate::api::error::ApiError;
-use crate::api::{self, ApiRequest, Ctx};
+use crate::api::{self, Ctx, Input, Op, Route};
+use crate::domain::Tenant;
 
 pub const MAX_VALUES: usize = 100;
 
@@ -24,6 +25,7 @@ const MAX_PAGES: usize = 5;
 
 pub async fn complete(
     call: &Call<'_>,
+    tenant: &Tenant,
     params: &Map<String, Value>,
     version: ProtocolVersion,
 ) -> Result<Value, RpcError> {
@@ -53,64 +55,48 @@ pub async fn complete(
                 .iter()
                 .find(|a| a.name == arg_name)
                 .ok_or_else(|| RpcError::invalid_params(format!("Prompt {name} has no argument {arg_name}")))?;
-            match (spec.kind, arg_name.as_str()) {
-                (ArgumentKind::Id, "webhook_id") => Some("/webhooks"),
-                (ArgumentKind::Id, _) => Some("/inboxes"),
+            match spec.kind {
+                ArgumentKind::Id => Some(prompt.subject.list),
                 // Dates are typed, not chosen from records.
-                (ArgumentKind::Date, _) => None,
+                ArgumentKind::Date => None,
             }
         }
         Some("ref/resource") => {
             let Some(Value::String(uri)) = reference.get("uri") else {
                 return Err(RpcError::invalid_params("ref/resource needs a uri"));
             };
-            if !Resources::has_template(uri) {
+            let Some(list) = Resources::template_list(uri) else {
                 return Err(RpcError::invalid_params(format!("Unknown resource template: {uri}"))
                     .with_data(json!({"uri": uri})));
-            }
+            };
             if arg_name != "id" {
                 return Err(RpcError::invalid_params(format!("Template {uri} has no variable {arg_name}")));
             }
-            match uri.as_str() {
-                "kobana://inbox/emails/{id}" => Some("/emails"),
-                "kobana://inbox/inboxes/{id}" => Some("/inboxes"),
-                "kobana://inbox/webhooks/{id}" => Some("/webhooks"),
-                // The newest records (ids begin with their time, so a prefix narrows them).
-                "kobana://inbox/audit/{id}" => Some("/audit"),
-                // Jobs have no list route: nothing to suggest.
-                _ => None,
-            }
+            list
         }
         _ => return Err(RpcError::invalid_params("ref.type must be ref/prompt or ref/resource")),
     };
-    let candidates = match (collection, call.tenant) {
-        (Some(path), Some(tenant)) => {
-            candidates(&call.api_ctx(tenant, super::method::Method::CompletionComplete.as_str()), path, prefix).await?
+    let candidates = match collection {
+        Some(list) => {
+            candidates(&call.api_ctx(tenant, super::method::Method::CompletionComplete.as_str()), list, prefix).await?
         }
-        _ => Vec::new(),
+        None => Vec::new(),
     };
     Ok(completion_result(candidates))
 }
 
-/// Ids of the records at `path` whose id, slug or name starts with `prefix`
-/// (case-insensitive), read through the REST list route. A list the caller
+/// Ids of the records `list` lists whose id, slug or name starts with `prefix`
+/// (case-insensitive), read through the API's list operation. A list the caller
 /// may not read offers nothing; storage trouble is the server's 503, not an
 /// empty answer a client would take for "no such records".
-async fn candidates(ctx: &Ctx<'_>, path: &str, prefix: &str) -> Result<Vec<String>, RpcError> {
+async fn candidates(ctx: &Ctx<'_>, list: Op, prefix: &str) -> Result<Vec<String>, RpcError> {
     let prefix = prefix.to_lowercase();
     let mut found = Vec::new();
-    let mut cursor: Option<String> = None;
+    let route = Route::new(list, "", "");
+    let mut page = Map::new();
+    page.insert("limit".into(), Value::from(100));
     for _ in 0..MAX_PAGES {
-        // The serializer is not Send: build the string in its own scope.
-        let query = {
-            let mut query = url::form_urlencoded::Serializer::new(String::new());
-            query.append_pair("limit", "100");
-            if let Some(c) = &cursor {
-                query.append_pair("cursor", c);
-            }
-            query.finish()
-        };
-        let response = match api::call(ctx, &ApiRequest { method: "GET", path, query: Some(&query), body: &[] }).await {
+        let response = match api::invoke(ctx, &Input::tool(&route, &page)).await {
             Ok(response) if response.is_success() => response,
             Err(ApiError::Unavailable) => return Err(super::results::unavailable()),
             _ => break,
@@ -125,9 +111,9 @@ async fn candidates(ctx: &Ctx<'_>, path: &str, prefix: &str) -> Result<Vec<Strin
             }
         }
         match response.body.pointer("/meta/next_cursor").and_then(Value::as_str) {
-            Some(next) => cursor = Some(next.to_owned()),
+            Some(next) => page.insert("cursor".into(), Value::from(next)),
             None => break,
-        }
+        };
     }
     Ok(found)
 }

@@ -8,6 +8,7 @@ use super::era::{Era, ProtocolVersion};
 use super::jsonrpc::{Message, RpcError};
 use super::method::Method;
 use super::{Call, Outcome, capabilities, server_info};
+use crate::domain::Tenant;
 
 /// The method's name as a bounded label (logs and metrics): a method this
 /// server knows, `notification` for any notification, `unknown` for anything
@@ -22,7 +23,9 @@ pub fn label(message: &Message) -> &'static str {
 
 /// Stages H–K: dispatch a served method. Returns the outcome and the version
 /// the response is produced under (`initialize` negotiates its own).
-pub async fn dispatch(call: &Call<'_>) -> Result<(Outcome, ProtocolVersion), RpcError> {
+/// `tenant` is the workspace resolved for a method that needs one
+/// (`Method::needs_workspace`); the handlers of those get it resolved.
+pub async fn dispatch(call: &Call<'_>, tenant: Option<&Tenant>) -> Result<(Outcome, ProtocolVersion), RpcError> {
     let server = call.server;
     let version = call.era.version();
     let params = &call.message.params;
@@ -31,19 +34,29 @@ pub async fn dispatch(call: &Call<'_>) -> Result<(Outcome, ProtocolVersion), Rpc
         return Err(RpcError::method_not_found(&call.message.method, call.era == Era::Stateless));
     };
     match method {
-        Method::ServerDiscover => complete(server.discover.clone()),
+        Method::ServerDiscover => return complete(server.discover.clone()),
         Method::Initialize => {
             let (result, negotiated) = initialize(params)?;
-            Ok((Outcome::Complete(result), negotiated))
+            return Ok((Outcome::Complete(result), negotiated));
         }
-        Method::Ping => complete(json!({})),
+        Method::Ping => return complete(json!({})),
+        _ => {}
+    }
+    let Some(tenant) = tenant else {
+        // The pipeline resolves a workspace for every other method first.
+        tracing::error!(method = method.as_str(), "no workspace was resolved");
+        return Err(RpcError::internal("No workspace was resolved for this request"));
+    };
+    match method {
+        Method::ServerDiscover | Method::Initialize | Method::Ping => {
+            Err(RpcError::internal("A method without a workspace reached the workspace methods"))
+        }
         Method::ToolsList => {
             no_cursor(params)?;
-            let role = call.tenant.map_or(crate::domain::Role::Viewer, |t| t.role);
-            let listed = server.tools.list_serialized(version, call.principal, role, call.narrowing);
+            let listed = server.tools.list_serialized(version, call.principal, tenant.role, call.narrowing);
             Ok((Outcome::Serialized(listed), version))
         }
-        Method::ToolsCall => server.tools.call(call).await.map(|outcome| (outcome, version)),
+        Method::ToolsCall => server.tools.call(call, tenant).await.map(|outcome| (outcome, version)),
         Method::ResourcesList => {
             no_cursor(params)?;
             complete(json!({"resources": server.resources.list(version, call.principal)}))
@@ -52,15 +65,15 @@ pub async fn dispatch(call: &Call<'_>) -> Result<(Outcome, ProtocolVersion), Rpc
             no_cursor(params)?;
             complete(json!({"resourceTemplates": server.resources.templates(version, call.principal)}))
         }
-        Method::ResourcesRead => complete(server.resources.read(call).await?),
+        Method::ResourcesRead => complete(server.resources.read(call, tenant).await?),
         Method::PromptsList => {
             no_cursor(params)?;
             complete(json!({"prompts": server.prompts.list(version, call.principal)}))
         }
-        Method::PromptsGet => complete(server.prompts.get(call).await?),
-        Method::CompletionComplete => complete(super::completion::complete(call, params, version).await?),
+        Method::PromptsGet => complete(server.prompts.get(call, tenant).await?),
+        Method::CompletionComplete => complete(super::completion::complete(call, tenant, params, version).await?),
         Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
-            super::tasks::dispatch(call, method).await.map(|outcome| (outcome, version))
+            super::tasks::dispatch(call, tenant, method).await.map(|outcome| (outcome, version))
         }
     }
 }

@@ -169,8 +169,6 @@ pub struct Call<'a> {
     pub principal: &'a Principal,
     /// What the connection narrowed itself to (`narrow`).
     pub narrowing: narrow::Narrowing,
-    /// The workspace acted on; `None` only for methods that need none.
-    pub tenant: Option<&'a Tenant>,
     pub request_id: &'a str,
 }
 
@@ -352,10 +350,9 @@ impl McpServer {
             message,
             principal,
             narrowing,
-            tenant: tenant.as_ref(),
             request_id: &trace.request_id,
         };
-        match Box::pin(methods::dispatch(&call)).await {
+        match Box::pin(methods::dispatch(&call, tenant.as_ref())).await {
             Ok((outcome, reply_version)) => {
                 let body = match outcome {
                     Outcome::Serialized(result) => {

@@ -7,12 +7,10 @@ use serde_json::{Map, Value, json};
 use super::Call;
 use super::era::ProtocolVersion;
 use super::jsonrpc::RpcError;
-use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
-
 use crate::api::error::ApiError;
-use crate::api::{self, ApiRequest};
+use crate::api::{self, Input, Op, Route};
 use crate::auth::Principal;
-use crate::domain::Scope;
+use crate::domain::{Scope, Tenant};
 
 pub struct Argument {
     pub name: &'static str,
@@ -37,10 +35,20 @@ pub struct Prompt {
     pub arguments: &'static [Argument],
     /// Scopes the tools it guides to need; the caller must have them all.
     pub scopes: &'static [Scope],
-    /// The record its required id names: `GET {collection}/{id}` must find it.
-    pub subject: (&'static str, &'static str),
+    /// The record its required id argument names.
+    pub subject: Subject,
     render: fn(&Map<String, Value>) -> (String, String),
 }
+
+/// The record a prompt is about: the argument that names it, the operation
+/// that must find it, and the one that lists candidates (completions).
+pub struct Subject {
+    pub argument: &'static str,
+    pub get: Op,
+    pub list: Op,
+}
+
+const INBOX: Subject = Subject { argument: "inbox_id", get: &api::inboxes::GET, list: &api::inboxes::LIST };
 
 const INBOX_ID: Argument = Argument {
     name: "inbox_id",
@@ -57,7 +65,7 @@ pub const PROMPTS: &[Prompt] = &[
         description: "Walk through the failed and rejected e-mails of one inbox and decide what can be done for each.",
         arguments: &[INBOX_ID],
         scopes: &[Scope::InboxesRead, Scope::EmailsRead],
-        subject: ("inbox_id", "/inboxes"),
+        subject: INBOX,
         render: triage_failed_emails,
     },
     Prompt {
@@ -75,7 +83,7 @@ pub const PROMPTS: &[Prompt] = &[
             },
         ],
         scopes: &[Scope::InboxesRead, Scope::EmailsRead],
-        subject: ("inbox_id", "/inboxes"),
+        subject: INBOX,
         render: summarize_inbox,
     },
     Prompt {
@@ -90,7 +98,7 @@ pub const PROMPTS: &[Prompt] = &[
             kind: ArgumentKind::Id,
         }],
         scopes: &[Scope::WebhooksRead],
-        subject: ("webhook_id", "/webhooks"),
+        subject: Subject { argument: "webhook_id", get: &api::webhooks::GET, list: &api::webhooks::LIST },
         render: investigate_webhook,
     },
 ];
@@ -189,7 +197,7 @@ impl Prompts {
     /// argument that is not a well-formed string, or an id that names no
     /// record the caller can read are all `-32602`; a missing scope is the
     /// 403 step-up challenge.
-    pub async fn get(&self, call: &Call<'_>) -> Result<Value, RpcError> {
+    pub async fn get(&self, call: &Call<'_>, tenant: &Tenant) -> Result<Value, RpcError> {
         let params = &call.message.params;
         let Some(Value::String(name)) = params.get("name") else {
             return Err(RpcError::invalid_params("prompts/get needs params.name as a string"));
@@ -235,13 +243,11 @@ impl Prompts {
         if !missing.is_empty() {
             return Err(super::results::step_up(call, &missing));
         }
-        let (argument, collection) = prompt.subject;
+        let argument = prompt.subject.argument;
         let id = args.get(argument).and_then(Value::as_str).unwrap_or("");
-        let Some(tenant) = call.tenant else { return Err(RpcError::invalid_params("No workspace")) };
         let ctx = call.api_ctx(tenant, super::method::Method::PromptsGet.as_str());
-        // The id is one encoded path segment: it can name a record, never another route.
-        let path = format!("{collection}/{}", utf8_percent_encode(id, NON_ALPHANUMERIC));
-        let found = api::call(&ctx, &ApiRequest { method: "GET", path: &path, query: None, body: &[] }).await;
+        // The id is a typed field of the route: it can name a record, never another operation.
+        let found = api::invoke(&ctx, &Input::bare(&Route::new(prompt.subject.get, id, ""))).await;
         if let Err(ApiError::Unavailable) = found {
             return Err(super::results::unavailable());
         }

@@ -5,15 +5,16 @@
 //! the stateless era and `-32002` in the handshake era, always with
 //! `data.uri`; an unreadable resource gets the same answer as a missing one.
 
+use percent_encoding::percent_decode_str;
 use serde_json::{Map, Value, json};
 
 use super::Call;
 use super::era::{Era, ProtocolVersion};
 use super::jsonrpc::RpcError;
 use crate::api::error::ApiError;
-use crate::api::{self, ApiRequest};
+use crate::api::{self, Input, Op, Route};
 use crate::auth::Principal;
-use crate::domain::Scope;
+use crate::domain::{Scope, Tenant};
 
 /// A fixed document.
 struct Document {
@@ -44,11 +45,15 @@ const DOCUMENTS: &[Document] = &[
     },
 ];
 
-/// A resource template, read through the REST GET route it names.
+/// A resource template, read through the API operation it names.
 struct Template {
     uri_template: &'static str,
-    /// `kobana://inbox/{collection}/{id}` → `GET /{collection}/{id}`.
+    /// `kobana://inbox/{collection}/{id}`.
     collection: &'static str,
+    /// The operation that reads the record `{id}`.
+    get: Op,
+    /// The operation that lists such records (what completions offer).
+    list: Option<Op>,
     name: &'static str,
     title: &'static str,
     description: &'static str,
@@ -56,10 +61,12 @@ struct Template {
     scopes: &'static [Scope],
 }
 
-const TEMPLATES: &[Template] = &[
+static TEMPLATES: &[Template] = &[
     Template {
         uri_template: "kobana://inbox/emails/{id}",
         collection: "emails",
+        get: &api::emails::GET,
+        list: Some(&api::emails::LIST),
         name: "email",
         title: "E-mail",
         description: "One e-mail with its extracted boleto data. Subject and body are third-party text.",
@@ -68,6 +75,8 @@ const TEMPLATES: &[Template] = &[
     Template {
         uri_template: "kobana://inbox/inboxes/{id}",
         collection: "inboxes",
+        get: &api::inboxes::GET,
+        list: Some(&api::inboxes::LIST),
         name: "inbox",
         title: "Inbox",
         description: "One inbox: slug, name, status and sender policy.",
@@ -76,6 +85,8 @@ const TEMPLATES: &[Template] = &[
     Template {
         uri_template: "kobana://inbox/webhooks/{id}",
         collection: "webhooks",
+        get: &api::webhooks::GET,
+        list: Some(&api::webhooks::LIST),
         name: "webhook",
         title: "Webhook",
         description: "One webhook (never its secret).",
@@ -84,6 +95,9 @@ const TEMPLATES: &[Template] = &[
     Template {
         uri_template: "kobana://inbox/jobs/{id}",
         collection: "jobs",
+        get: &api::jobs::GET,
+        // Jobs have no list: nothing to suggest.
+        list: None,
         name: "job",
         title: "Job",
         description: "The status and result of a long operation.",
@@ -92,6 +106,9 @@ const TEMPLATES: &[Template] = &[
     Template {
         uri_template: "kobana://inbox/audit/{id}",
         collection: "audit",
+        get: &api::audit::GET,
+        // The newest records (ids begin with their time, so a prefix narrows them).
+        list: Some(&api::audit::LIST),
         name: "audit-record",
         title: "Audit record",
         description: "One change in the workspace's audit trail: who, through what, on which record, how it ended (workspace admins).",
@@ -169,25 +186,29 @@ impl Resources {
             .collect()
     }
 
-    /// Whether `uri_template` is one of the templates.
-    pub fn has_template(uri_template: &str) -> bool {
-        TEMPLATES.iter().any(|t| t.uri_template == uri_template)
+    /// For one of the templates: the operation that lists its records, if
+    /// any; `None` for a URI that is not a template.
+    pub fn template_list(uri_template: &str) -> Option<Option<Op>> {
+        TEMPLATES.iter().find(|t| t.uri_template == uri_template).map(|t| t.list)
     }
 
-    pub async fn read(&self, call: &Call<'_>) -> Result<Value, RpcError> {
+    pub async fn read(&self, call: &Call<'_>, tenant: &Tenant) -> Result<Value, RpcError> {
         let Some(Value::String(uri)) = call.message.params.get("uri") else {
             return Err(RpcError::invalid_params("resources/read needs params.uri as a string"));
         };
         if let Some(doc) = DOCUMENTS.iter().find(|d| d.uri == uri) {
             return Ok(json!({"contents": [{"uri": doc.uri, "mimeType": doc.mime_type, "text": doc.text}]}));
         }
-        let (path, scopes): (String, &[Scope]) = if uri == WORKSPACE_URI {
-            ("/workspace".into(), &WORKSPACE_SCOPES)
+        let (route, scopes): (Route, &[Scope]) = if uri == WORKSPACE_URI {
+            (Route::new(&api::workspace::GET, "", ""), &WORKSPACE_SCOPES)
         } else {
             let Some(found) = uri.strip_prefix("kobana://inbox/").and_then(|rest| {
                 let (collection, id) = rest.split_once('/')?;
                 let template = TEMPLATES.iter().find(|t| t.collection == collection)?;
-                (!id.is_empty() && !id.contains('/')).then(|| (format!("/{collection}/{id}"), template.scopes))
+                // The id is one segment of the URI, percent-decoded like a
+                // path's: it names a record, never another operation.
+                let id = percent_decode_str(id).decode_utf8_lossy();
+                (!id.is_empty() && !id.contains('/')).then(|| (Route::new(template.get, id, ""), template.scopes))
             }) else {
                 return Err(not_found(call.era, uri));
             };
@@ -207,9 +228,8 @@ impl Resources {
             let missing: Vec<Scope> = scopes.iter().copied().filter(|s| !call.principal.has(*s)).collect();
             return Err(super::results::step_up(call, &missing));
         }
-        let Some(tenant) = call.tenant else { return Err(not_found(call.era, uri)) };
         let ctx = call.api_ctx(tenant, super::method::Method::ResourcesRead.as_str());
-        let response = match api::call(&ctx, &ApiRequest { method: "GET", path: &path, query: None, body: &[] }).await {
+        let response = match api::invoke(&ctx, &Input::bare(&route)).await {
             Ok(response) if response.is_success() => response,
             Err(ApiError::InsufficientScope { scopes }) => return Err(super::results::step_up(call, &scopes)),
             Err(ApiError::Unavailable) => return Err(super::results::unavailable()),

@@ -30,6 +30,7 @@ use super::results::{call_tool_result, step_up, unavailable};
 use super::{Call, Outcome};
 use crate::api::error::ApiError;
 use crate::api::{self, ApiResponse, Ctx, Input, Op, Route, jobs};
+use crate::domain::Tenant;
 use crate::domain::records::{Job, JobErrorKind, JobStatus};
 
 /// How long a task stays readable after it was created: jobs are kept at
@@ -122,7 +123,7 @@ fn effect_failure(job: &Job) -> Option<(&'static str, String)> {
 }
 
 /// `tasks/get`, `tasks/update`, `tasks/cancel`.
-pub async fn dispatch(call: &Call<'_>, method: Method) -> Result<Outcome, RpcError> {
+pub async fn dispatch(call: &Call<'_>, tenant: &Tenant, method: Method) -> Result<Outcome, RpcError> {
     let name = method.as_str();
     let Some(Value::String(task_id)) = call.message.params.get("taskId") else {
         return Err(RpcError::invalid_params(format!("{name} needs params.taskId as a string")));
@@ -131,9 +132,6 @@ pub async fn dispatch(call: &Call<'_>, method: Method) -> Result<Outcome, RpcErr
         return Err(RpcError::missing_capability(format!("{name} needs the {EXT_TASKS} extension"))
             .with_data(json!({"requiredCapabilities": {"extensions": {EXT_TASKS: {}}}})));
     }
-    let Some(tenant) = call.tenant else {
-        return Err(RpcError::internal("No workspace was resolved for this call"));
-    };
     let ctx = call.api_ctx(tenant, name);
     if method == Method::TasksCancel && call.narrowing.readonly {
         return Err(RpcError::invalid_params(
@@ -159,8 +157,7 @@ fn not_found(task_id: &str) -> RpcError {
 
 /// One job operation, in-process, with its declaration's check.
 async fn run(ctx: &Ctx<'_>, op: Op, task_id: &str) -> Result<ApiResponse, ApiError> {
-    let permit = api::authorize(ctx, op)?;
-    api::dispatch(ctx, permit, &Input::bare(&Route::new(op, task_id, ""))).await
+    api::invoke(ctx, &Input::bare(&Route::new(op, task_id, ""))).await
 }
 
 /// The job behind a task, if this caller may read it.

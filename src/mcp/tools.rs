@@ -27,7 +27,7 @@ use super::{Call, Outcome};
 use crate::api::error::ApiError;
 use crate::api::{self, Input, Needs, Route};
 use crate::auth::Principal;
-use crate::domain::Role;
+use crate::domain::{Role, Tenant};
 
 pub struct Tool {
     pub row: ToolRow,
@@ -131,7 +131,7 @@ impl Tools {
         out
     }
 
-    pub async fn call(&self, call: &Call<'_>) -> Result<Outcome, RpcError> {
+    pub async fn call(&self, call: &Call<'_>, tenant: &Tenant) -> Result<Outcome, RpcError> {
         let params = &call.message.params;
         let Some(Value::String(name)) = params.get("name") else {
             return Err(RpcError::invalid_params("tools/call needs params.name as a string"));
@@ -146,9 +146,6 @@ impl Tools {
             RpcError::invalid_params(format!("Unknown tool: {name}")).with_data(json!({"name": name}))
         })?;
         let version = call.era.version();
-        let Some(tenant) = call.tenant else {
-            return Err(RpcError::internal("No workspace was resolved for this call"));
-        };
         let ctx = call.api_ctx(tenant, tool.row.name);
 
         // Stage I: scope (HTTP 403, step-up), then role (tool error), from the declaration.
