@@ -23,6 +23,7 @@
 //! compact JSON with the body's object keys sorted (an absent body is `{}`),
 //! the same for a REST call and the tool call with the same arguments.
 
+use http::StatusCode;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -125,7 +126,7 @@ impl From<Unrecorded> for StoreError {
 impl Ctx<'_> {
     /// The record of this call's change, for the store call that makes it:
     /// `target_id` is the record changed, `status` the answer about to be given.
-    pub fn audit(&self, target_id: &str, status: u16) -> Result<Audit<'_>, Unrecorded> {
+    pub fn audit(&self, target_id: &str, status: StatusCode) -> Result<Audit<'_>, Unrecorded> {
         let Some(change) = self.change else {
             // Only `dispatch` runs changing operations, and it always says what runs.
             tracing::error!("a change outside dispatch");
@@ -139,7 +140,7 @@ impl Ctx<'_> {
         &self,
         change: &Change<'_>,
         target_id: Option<String>,
-        status: u16,
+        status: StatusCode,
         error: Option<&str>,
         changed: bool,
     ) -> AuditRecord {
@@ -162,7 +163,7 @@ impl Ctx<'_> {
             operation: op.name().to_owned(),
             target_id,
             arguments_digest: change.digest(),
-            status,
+            status: status.as_u16(),
             error_code: error.map(str::to_owned),
             changed,
         }
@@ -227,7 +228,7 @@ pub static LIST: Operation = Operation {
             ("until", when("RFC 3339 time, inclusive, or a date (its midnight UTC)")),
         ]
     }),
-    answers: &[(200, Shape::Page(Record::AuditRecord))],
+    answers: &[(StatusCode::OK, Shape::Page(Record::AuditRecord))],
     tool: Some(Tool::read(
         "audit_list",
         "List audit trail",
@@ -246,7 +247,7 @@ pub static LIST: Operation = Operation {
 /// `GET /audit/{id}`.
 pub static GET: Operation = Operation {
     id_of: "audit record",
-    answers: &[(200, Shape::Data(Record::AuditRecord))],
+    answers: &[(StatusCode::OK, Shape::Data(Record::AuditRecord))],
     ..operation(
         "audit_get",
         "One audit record (workspace admins)",
@@ -294,7 +295,7 @@ async fn list(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError>
     let page = page_request(ctx.secrets, ctx.tenant, "audit", &params)?;
     let found = ctx.store.list_audit(ctx.tenant, &filter, page.limit, page.start.clone()).await?;
     let next = page.next_cursor(ctx.secrets, ctx.tenant, found.next);
-    Ok(ApiResponse::ok(200, json!({"data": found.items, "meta": {"next_cursor": next}})))
+    Ok(ApiResponse::ok(StatusCode::OK, json!({"data": found.items, "meta": {"next_cursor": next}})))
 }
 
 /// The kinds of record a change can be about.
@@ -303,7 +304,7 @@ const TARGETS: [Kind; 5] = [Kind::Inbox, Kind::Email, Kind::Webhook, Kind::Deliv
 async fn get(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     let what = "Audit record";
     let record = super::fetch(Kind::Audit, what, id, async || ctx.store.get_audit(ctx.tenant, id).await).await?;
-    ApiResponse::data(200, &record)
+    ApiResponse::data(StatusCode::OK, &record)
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! soft delete. Subject and body are third-party text and are only ever
 //! returned as JSON string values.
 
+use http::StatusCode;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -50,7 +51,7 @@ pub static INGEST: Operation = Operation {
             &["from", "to", "subject", "text"],
         )
     }),
-    answers: &[(202, Shape::AcceptedEmail)],
+    answers: &[(StatusCode::ACCEPTED, Shape::AcceptedEmail)],
     enqueues: true,
     ..operation(
         "email_ingest",
@@ -73,7 +74,7 @@ pub static LIST: Operation = Operation {
             ("received_before", when("Date (YYYY-MM-DD) or RFC 3339 time, inclusive")),
         ]
     }),
-    answers: &[(200, Shape::Page(Record::Email))],
+    answers: &[(StatusCode::OK, Shape::Page(Record::Email))],
     tool: Some(Tool::read(
         "emails_list",
         "List e-mails",
@@ -91,7 +92,7 @@ pub static LIST: Operation = Operation {
 
 pub static GET: Operation = Operation {
     id_of: "e-mail",
-    answers: &[(200, Shape::Data(Record::Email))],
+    answers: &[(StatusCode::OK, Shape::Data(Record::Email))],
     tool: Some(Tool::read(
         "emails_get",
         "Get e-mail",
@@ -109,7 +110,7 @@ pub static GET: Operation = Operation {
 
 pub static REPROCESS: Operation = Operation {
     id_of: "e-mail",
-    answers: &[(202, Shape::Accepted)],
+    answers: &[(StatusCode::ACCEPTED, Shape::Accepted)],
     enqueues: true,
     tool: Some(Tool {
         idempotent: false,
@@ -132,7 +133,7 @@ pub static REPROCESS: Operation = Operation {
 
 pub static DELETE: Operation = Operation {
     id_of: "e-mail",
-    answers: &[(200, Shape::Deleted)],
+    answers: &[(StatusCode::OK, Shape::Deleted)],
     tool: Some(Tool::destructive(
         "emails_delete",
         "Delete e-mail",
@@ -188,11 +189,11 @@ async fn list(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError>
     let page = page_request(ctx.secrets, ctx.tenant, "emails", &params)?;
     let found = ctx.store.list_emails(ctx.tenant, &filter, page.limit, page.start.clone()).await?;
     let next = page.next_cursor(ctx.secrets, ctx.tenant, found.next);
-    Ok(ApiResponse::ok(200, json!({"data": found.items, "meta": {"next_cursor": next}})))
+    Ok(ApiResponse::ok(StatusCode::OK, json!({"data": found.items, "meta": {"next_cursor": next}})))
 }
 
 async fn get(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
-    ApiResponse::data(200, &load(ctx, id).await?)
+    ApiResponse::data(StatusCode::OK, &load(ctx, id).await?)
 }
 
 /// Moves the e-mail to `processing` and enqueues its processing, in one
@@ -209,7 +210,7 @@ async fn reprocess(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     let job = new_job(JobKind::EmailReprocess, &email.id);
     email.status = EmailStatus::Processing;
     email.updated_at = now_string();
-    let audit = ctx.audit(&email.id, 202)?;
+    let audit = ctx.audit(&email.id, StatusCode::ACCEPTED)?;
     match ctx.store.enqueue_email_job(ctx.tenant, &email, &previous, previous_status, &job, &audit).await {
         Ok(()) => accepted(&job),
         Err(StoreError::Conflict) => Err(ApiError::Conflict {
@@ -225,8 +226,8 @@ async fn delete(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     let previous = email.updated_at.clone();
     email.updated_at = now_string();
     email.deleted_at = Some(email.updated_at.clone());
-    ctx.store.delete_email(ctx.tenant, &email, &previous, &ctx.audit(&email.id, 200)?).await?;
-    Ok(ApiResponse::ok(200, json!({"data": {"id": email.id, "deleted": true}})))
+    ctx.store.delete_email(ctx.tenant, &email, &previous, &ctx.audit(&email.id, StatusCode::OK)?).await?;
+    Ok(ApiResponse::ok(StatusCode::OK, json!({"data": {"id": email.id, "deleted": true}})))
 }
 
 #[derive(Deserialize)]
@@ -301,7 +302,7 @@ async fn ingest(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErro
         deleted_at: None,
     };
     let job = new_job(JobKind::EmailProcess, &email.id);
-    ctx.store.create_email_with_job(ctx.tenant, &email, &job, &ctx.audit(&email.id, 202)?).await?;
+    ctx.store.create_email_with_job(ctx.tenant, &email, &job, &ctx.audit(&email.id, StatusCode::ACCEPTED)?).await?;
     let mut response = accepted(&job)?;
     if let Some(serde_json::Value::Object(data)) = response.body.get_mut("data") {
         data.insert("email".into(), json!({"id": email.id, "status": email.status}));

@@ -1,6 +1,7 @@
 //! `ApiError`: one enum for every way an operation can fail, one status
 //! table, one renderer. Internal causes are logged, never shown.
 
+use http::StatusCode;
 use serde_json::{Map, Value, json};
 
 use crate::domain::Scope;
@@ -61,18 +62,18 @@ impl ApiError {
         ApiError::Unprocessable { field: field.into(), message: message.into() }
     }
 
-    pub fn status(&self) -> u16 {
+    pub fn status(&self) -> StatusCode {
         match self {
             ApiError::BadRequest { .. } | ApiError::WorkspaceRequired { .. } | ApiError::WorkspaceNotFound { .. } => {
-                400
+                StatusCode::BAD_REQUEST
             }
-            ApiError::Unprocessable { .. } => 422,
-            ApiError::NotFound { .. } | ApiError::NoRoute => 404,
-            ApiError::MethodNotAllowed { .. } => 405,
-            ApiError::Conflict { .. } => 409,
-            ApiError::InsufficientScope { .. } | ApiError::Forbidden { .. } => 403,
-            ApiError::TooLarge => 413,
-            ApiError::Unavailable => 503,
+            ApiError::Unprocessable { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::NotFound { .. } | ApiError::NoRoute => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::Conflict { .. } => StatusCode::CONFLICT,
+            ApiError::InsufficientScope { .. } | ApiError::Forbidden { .. } => StatusCode::FORBIDDEN,
+            ApiError::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 

@@ -3,6 +3,7 @@
 //! the same workspace; the same key with a different request is 409.
 
 use aws_lc_rs::digest::{SHA256, digest};
+use http::StatusCode;
 
 use super::error::ApiError;
 use super::{ApiRequest, ApiResponse, Ctx, Permit, Route, dispatch};
@@ -51,12 +52,12 @@ pub async fn idempotent(
     let result = dispatch(ctx, permit, &super::Input::rest(route, req.query, req.body)).await;
     let kept = match &result {
         Ok(response) => Some(StoredResponse {
-            status: response.status,
+            status: response.status.as_u16(),
             body: response.body.to_string(),
             location: response.location.clone(),
         }),
-        Err(error) if error.status() < 500 => {
-            Some(StoredResponse { status: error.status(), body: error.body().to_string(), location: None })
+        Err(error) if !error.status().is_server_error() => {
+            Some(StoredResponse { status: error.status().as_u16(), body: error.body().to_string(), location: None })
         }
         Err(_) => None,
     };
@@ -95,7 +96,11 @@ fn replayed(ctx: &Ctx<'_>, purpose: &str, stored: StoredResponse) -> Result<ApiR
                 .into(),
         });
     };
-    let mut response = ApiResponse::ok(stored.status, body);
+    let Ok(status) = StatusCode::from_u16(stored.status) else {
+        tracing::error!(status = stored.status, "a stored answer with an impossible status");
+        return Err(ApiError::Unavailable);
+    };
+    let mut response = ApiResponse::ok(status, body);
     response.location = stored.location;
     Ok(response)
 }

@@ -1,5 +1,6 @@
 //! Inboxes: list (filters `status`, `q`), get, upsert by `slug`, update, soft delete.
 
+use http::StatusCode;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -41,7 +42,7 @@ pub static LIST: Operation = Operation {
     list: Some(|| {
         vec![("status", one_of(InboxStatus::NAMES)), ("q", described(string(1, 100), "Text to find in name or slug"))]
     }),
-    answers: &[(200, Shape::Page(Record::Inbox))],
+    answers: &[(StatusCode::OK, Shape::Page(Record::Inbox))],
     tool: Some(Tool::read(
         "inboxes_list",
         "List inboxes",
@@ -52,7 +53,7 @@ pub static LIST: Operation = Operation {
 
 pub static GET: Operation = Operation {
     id_of: "inbox",
-    answers: &[(200, Shape::Data(Record::Inbox))],
+    answers: &[(StatusCode::OK, Shape::Data(Record::Inbox))],
     tool: Some(Tool::read("inboxes_get", "Get inbox", "Fetch one inbox by id.")),
     ..operation("inbox_get", "Get an inbox", Verb::Get, "/inboxes/{id}", READ, |ctx, input| {
         Box::pin(get(ctx, input.id()))
@@ -68,7 +69,7 @@ pub static UPSERT: Operation = Operation {
             &["slug", "name"],
         )
     }),
-    answers: &[(201, Shape::Data(Record::Inbox)), (200, Shape::Data(Record::Inbox))],
+    answers: &[(StatusCode::CREATED, Shape::Data(Record::Inbox)), (StatusCode::OK, Shape::Data(Record::Inbox))],
     tool: Some(Tool {
         confirm_when: &["sender_policy"],
         ..Tool::destructive(
@@ -93,7 +94,7 @@ pub static UPDATE: Operation = Operation {
         put(&mut schema, "minProperties", json!(1));
         schema
     }),
-    answers: &[(200, Shape::Data(Record::Inbox))],
+    answers: &[(StatusCode::OK, Shape::Data(Record::Inbox))],
     tool: Some(Tool {
         confirm_when: &["sender_policy"],
         ..Tool::destructive(
@@ -110,7 +111,7 @@ pub static UPDATE: Operation = Operation {
 
 pub static DELETE: Operation = Operation {
     id_of: "inbox",
-    answers: &[(200, Shape::Deleted)],
+    answers: &[(StatusCode::OK, Shape::Deleted)],
     tool: Some(Tool::destructive(
         "inboxes_delete",
         "Delete inbox",
@@ -144,11 +145,11 @@ async fn list(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError>
     let page = page_request(ctx.secrets, ctx.tenant, "inboxes", &params)?;
     let found = ctx.store.list_inboxes(ctx.tenant, &InboxFilter { status, q }, page.limit, page.start.clone()).await?;
     let next = page.next_cursor(ctx.secrets, ctx.tenant, found.next);
-    Ok(ApiResponse::ok(200, json!({"data": found.items, "meta": {"next_cursor": next}})))
+    Ok(ApiResponse::ok(StatusCode::OK, json!({"data": found.items, "meta": {"next_cursor": next}})))
 }
 
 async fn get(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
-    ApiResponse::data(200, &load(ctx, id).await?)
+    ApiResponse::data(StatusCode::OK, &load(ctx, id).await?)
 }
 
 #[derive(Deserialize)]
@@ -200,7 +201,7 @@ impl Reserved for BySlug<'_> {
         })
     }
     async fn insert(&self, record: &Inbox) -> Result<bool, StoreError> {
-        let audit = self.ctx.audit(&record.id, 201)?;
+        let audit = self.ctx.audit(&record.id, StatusCode::CREATED)?;
         self.ctx.store.insert_inbox(self.ctx.tenant, record, Some(&audit)).await
     }
     async fn update(&self, mut inbox: Inbox) -> Result<Inbox, StoreError> {
@@ -208,7 +209,7 @@ impl Reserved for BySlug<'_> {
         inbox.status = self.body.status.unwrap_or(inbox.status);
         inbox.sender_policy = self.body.sender_policy.unwrap_or(inbox.sender_policy);
         inbox.updated_at = now_string();
-        let audit = self.ctx.audit(&inbox.id, 200)?;
+        let audit = self.ctx.audit(&inbox.id, StatusCode::OK)?;
         self.ctx.store.update_inbox(self.ctx.tenant, &inbox, None, &audit).await?;
         Ok(inbox)
     }
@@ -226,8 +227,8 @@ async fn upsert(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErro
     let slug = input::slug("slug", &body.slug)?;
     let name = input::text("name", &body.name, 120)?;
     match upsert::upsert(&BySlug { ctx, slug, name, body }).await? {
-        Upserted::Created(inbox) => ApiResponse::data(201, &inbox),
-        Upserted::Updated(inbox) => ApiResponse::data(200, &inbox),
+        Upserted::Created(inbox) => ApiResponse::data(StatusCode::CREATED, &inbox),
+        Upserted::Updated(inbox) => ApiResponse::data(StatusCode::OK, &inbox),
     }
 }
 
@@ -254,15 +255,15 @@ async fn update(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErro
     inbox.status = body.status.unwrap_or(inbox.status);
     inbox.sender_policy = body.sender_policy.unwrap_or(inbox.sender_policy);
     inbox.updated_at = now_string();
-    ctx.store.update_inbox(ctx.tenant, &inbox, Some(&previous), &ctx.audit(&inbox.id, 200)?).await?;
-    ApiResponse::data(200, &inbox)
+    ctx.store.update_inbox(ctx.tenant, &inbox, Some(&previous), &ctx.audit(&inbox.id, StatusCode::OK)?).await?;
+    ApiResponse::data(StatusCode::OK, &inbox)
 }
 
 async fn delete(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     let mut inbox = load(ctx, id).await?;
     inbox.updated_at = now_string();
-    match ctx.store.delete_inbox(ctx.tenant, &inbox, &ctx.audit(&inbox.id, 200)?).await {
-        Ok(()) => Ok(ApiResponse::ok(200, json!({"data": {"id": inbox.id, "deleted": true}}))),
+    match ctx.store.delete_inbox(ctx.tenant, &inbox, &ctx.audit(&inbox.id, StatusCode::OK)?).await {
+        Ok(()) => Ok(ApiResponse::ok(StatusCode::OK, json!({"data": {"id": inbox.id, "deleted": true}}))),
         // Deleted by a concurrent request in between: it is gone either way.
         Err(StoreError::Conflict) => Err(not_found()),
         Err(e) => Err(e.into()),

@@ -5,6 +5,7 @@
 //! cancelled; cancelling a cancelled job again answers the same (200), one
 //! that is running or finished is left alone (409 `job_not_cancellable`).
 
+use http::StatusCode;
 use serde_json::json;
 
 use super::error::ApiError;
@@ -23,7 +24,7 @@ pub static OPERATIONS: &[Op] = &[&GET, &CANCEL];
 
 pub static GET: Operation = Operation {
     id_of: "job",
-    answers: &[(200, Shape::Data(Record::Job))],
+    answers: &[(StatusCode::OK, Shape::Data(Record::Job))],
     tool: Some(Tool::read(
         "jobs_get",
         "Get job",
@@ -42,7 +43,7 @@ pub static GET: Operation = Operation {
 /// Not a tool: an agent cancels through `tasks/cancel`.
 pub static CANCEL: Operation = Operation {
     id_of: "job",
-    answers: &[(200, Shape::Data(Record::Job))],
+    answers: &[(StatusCode::OK, Shape::Data(Record::Job))],
     may_change_nothing: true,
     replay_check: Some(|ctx, id| Box::pin(async move { cancellable(ctx, id).await.map(|_| ()) })),
     ..operation(
@@ -90,7 +91,7 @@ pub fn new_job(kind: JobKind, subject_id: &str) -> Job {
 /// The 202 answer to an enqueued job: its JSON and where to follow it.
 pub fn accepted(job: &Job) -> Result<ApiResponse, ApiError> {
     let job_json = serde_json::to_value(job).map_err(ApiError::unserializable)?;
-    let mut response = ApiResponse::ok(202, json!({"data": {"job": job_json}}));
+    let mut response = ApiResponse::ok(StatusCode::ACCEPTED, json!({"data": {"job": job_json}}));
     response.location = Some(format!("/api/v1/jobs/{}", job.id));
     response.job = Some(job.clone());
     Ok(response)
@@ -98,7 +99,7 @@ pub fn accepted(job: &Job) -> Result<ApiResponse, ApiError> {
 
 /// A 200 answer about a job.
 fn answer(job: Job) -> Result<ApiResponse, ApiError> {
-    let mut response = ApiResponse::data(200, &job)?;
+    let mut response = ApiResponse::data(StatusCode::OK, &job)?;
     response.job = Some(job);
     Ok(response)
 }
@@ -132,7 +133,7 @@ async fn cancellable(ctx: &Ctx<'_>, id: &str) -> Result<ToCancel, ApiError> {
 /// `POST /jobs/{id}/cancel`: 200 with the cancelled job.
 async fn cancel(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     let read = cancellable(ctx, id).await?;
-    let job = ctx.store.cancel_job(ctx.tenant, read, &ctx.audit(id, 200)?).await?.ok_or_else(not_found)?;
+    let job = ctx.store.cancel_job(ctx.tenant, read, &ctx.audit(id, StatusCode::OK)?).await?.ok_or_else(not_found)?;
     match job.status {
         JobStatus::Cancelled => answer(job),
         status => Err(ApiError::Conflict {

@@ -28,6 +28,7 @@ mod upsert;
 pub mod webhooks;
 pub mod workspace;
 
+use http::StatusCode;
 use percent_encoding::percent_decode_str;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -50,7 +51,7 @@ pub struct ApiRequest<'a> {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApiResponse {
-    pub status: u16,
+    pub status: StatusCode,
     pub body: Value,
     /// `Location` of a created job.
     pub location: Option<String>,
@@ -60,17 +61,17 @@ pub struct ApiResponse {
 }
 
 impl ApiResponse {
-    pub fn ok(status: u16, body: Value) -> ApiResponse {
+    pub fn ok(status: StatusCode, body: Value) -> ApiResponse {
         ApiResponse { status, body, location: None, job: None }
     }
 
-    pub fn data<T: Serialize>(status: u16, data: &T) -> Result<ApiResponse, ApiError> {
+    pub fn data<T: Serialize>(status: StatusCode, data: &T) -> Result<ApiResponse, ApiError> {
         let data = serde_json::to_value(data).map_err(ApiError::unserializable)?;
         Ok(ApiResponse::ok(status, json!({"data": data})))
     }
 
     pub fn is_success(&self) -> bool {
-        (200..300).contains(&self.status)
+        self.status.is_success()
     }
 }
 
@@ -334,7 +335,12 @@ mod tests {
             );
             assert_eq!((route.id.as_str(), route.sender.as_str()), (id, sender));
             assert_eq!(op.template.contains("{id}"), !op.id_of.is_empty(), "{} names its id", op.name);
-            assert_eq!(op.enqueues, op.answers.iter().any(|(status, _)| *status == 202), "{}", op.name);
+            assert_eq!(
+                op.enqueues,
+                op.answers.iter().any(|(status, _)| *status == StatusCode::ACCEPTED),
+                "{}",
+                op.name
+            );
             assert!(!op.answers.is_empty(), "{} has answers", op.name);
         }
         assert_eq!(names.len(), 26);

@@ -23,6 +23,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
+use http::StatusCode;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
@@ -96,7 +97,7 @@ pub struct Operation {
     /// The JSON body it takes, if any.
     pub body: Option<fn() -> Value>,
     /// Its success answers: status and shape.
-    pub answers: &'static [(u16, Shape)],
+    pub answers: &'static [(StatusCode, Shape)],
     /// Answers 202 with a job that finishes later (what MCP turns into tasks).
     pub enqueues: bool,
     /// A write that may succeed with nothing to do (an allowed sender added
@@ -257,10 +258,18 @@ impl<'a> Input<'a> {
         &self.route.sender
     }
 
-    /// A tool's arguments when they are the query (GET, DELETE) or the body.
-    fn tool_args(&self, as_query: bool) -> Option<&'a Map<String, Value>> {
+    /// A tool's arguments, when they are the query (GET and DELETE).
+    fn tool_query(&self) -> Option<&'a Map<String, Value>> {
         match self.args {
-            Args::Tool(args) if self.route.op.method.args_are_query() == as_query => Some(args),
+            Args::Tool(args) if self.route.op.method.args_are_query() => Some(args),
+            Args::Tool(_) | Args::Rest { .. } => None,
+        }
+    }
+
+    /// A tool's arguments, when they are the body (the other methods).
+    fn tool_body(&self) -> Option<&'a Map<String, Value>> {
+        match self.args {
+            Args::Tool(args) if !self.route.op.method.args_are_query() => Some(args),
             Args::Tool(_) | Args::Rest { .. } => None,
         }
     }
@@ -273,7 +282,7 @@ impl<'a> Input<'a> {
             Args::Rest { query, .. } => input::query(query, allowed),
             Args::Tool(_) => {
                 let mut params = BTreeMap::new();
-                for (name, value) in self.tool_args(true).into_iter().flatten() {
+                for (name, value) in self.tool_query().into_iter().flatten() {
                     if !allowed.contains(&name.as_str()) {
                         return Err(input::unknown_parameter(name, allowed));
                     }
@@ -290,7 +299,7 @@ impl<'a> Input<'a> {
         match self.args {
             Args::Rest { body, .. } => input::body(body),
             Args::Tool(_) => {
-                let args = self.tool_args(false).cloned().unwrap_or_default();
+                let args = self.tool_body().cloned().unwrap_or_default();
                 input::from_value(Value::Object(args))
             }
         }
@@ -301,7 +310,7 @@ impl<'a> Input<'a> {
     pub fn no_body(&self) -> Result<(), ApiError> {
         let stray = match self.args {
             Args::Rest { body, .. } => !(body.iter().all(u8::is_ascii_whitespace) || body == b"{}"),
-            Args::Tool(_) => self.tool_args(false).is_some_and(|args| !args.is_empty()),
+            Args::Tool(_) => self.tool_body().is_some_and(|args| !args.is_empty()),
         };
         if stray { Err(ApiError::bad_request("invalid_body", "This route takes no body", json!({}))) } else { Ok(()) }
     }
@@ -316,7 +325,7 @@ impl<'a> Input<'a> {
                 .ok()
                 .and_then(|text| serde_json::from_str::<Value>(text).ok())
                 .unwrap_or_else(|| Value::from(String::from_utf8_lossy(body))),
-            Args::Tool(_) => Value::Object(self.tool_args(false).cloned().unwrap_or_default()),
+            Args::Tool(_) => Value::Object(self.tool_body().cloned().unwrap_or_default()),
         }
     }
 }

@@ -335,7 +335,7 @@ impl Shape {
 
 /// The success answers of `op`: status and shape.
 pub fn successes(op: Op) -> Vec<(u16, Shape)> {
-    op.answers.to_vec()
+    op.answers.iter().map(|(status, shape)| (status.as_u16(), *shape)).collect()
 }
 
 /// The error statuses `op` can answer with (the README's error table, per

@@ -2,6 +2,7 @@
 //! domain (`@acme.com`), stored lowercase. Adding is idempotent (201 the first
 //! time, 200 after); removing one that is not allowed is 404.
 
+use http::StatusCode;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -35,7 +36,7 @@ const WRITE: Needs = Needs::Role(Scope::InboxesWrite, Administer);
 pub static LIST: Operation = Operation {
     id_of: "inbox",
     list: Some(no_filters),
-    answers: &[(200, Shape::Page(Record::AllowedSender))],
+    answers: &[(StatusCode::OK, Shape::Page(Record::AllowedSender))],
     tool: Some(Tool::read(
         "inbox_senders_list",
         "List allowed senders",
@@ -54,7 +55,10 @@ pub static LIST: Operation = Operation {
 pub static ADD: Operation = Operation {
     id_of: "inbox",
     body: Some(|| fields(json!({"sender": sender()}), &["sender"])),
-    answers: &[(201, Shape::Data(Record::AllowedSender)), (200, Shape::Data(Record::AllowedSender))],
+    answers: &[
+        (StatusCode::CREATED, Shape::Data(Record::AllowedSender)),
+        (StatusCode::OK, Shape::Data(Record::AllowedSender)),
+    ],
     may_change_nothing: true,
     tool: Some(Tool::destructive(
         "inbox_senders_add",
@@ -74,7 +78,7 @@ pub static ADD: Operation = Operation {
 
 pub static REMOVE: Operation = Operation {
     id_of: "inbox",
-    answers: &[(200, Shape::SenderDeleted)],
+    answers: &[(StatusCode::OK, Shape::SenderDeleted)],
     tool: Some(Tool::destructive(
         "inbox_senders_remove",
         "Stop allowing sender",
@@ -97,7 +101,7 @@ async fn list(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError>
     let page = page_request(ctx.secrets, ctx.tenant, &format!("senders/{}", inbox.id), &params)?;
     let found = ctx.store.list_senders(ctx.tenant, &inbox.id, page.limit, page.start.clone()).await?;
     let next = page.next_cursor(ctx.secrets, ctx.tenant, found.next);
-    Ok(ApiResponse::ok(200, json!({"data": found.items, "meta": {"next_cursor": next}})))
+    Ok(ApiResponse::ok(StatusCode::OK, json!({"data": found.items, "meta": {"next_cursor": next}})))
 }
 
 #[derive(Deserialize)]
@@ -112,15 +116,16 @@ async fn add(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> 
     let inbox = inboxes::load(ctx, inbox_id).await?;
     let allowed = AllowedSender { inbox_id: inbox.id, sender, created_at: now_string() };
     // Already allowed: nothing is written (the call's record is written alone).
-    let created = ctx.store.add_sender(ctx.tenant, &allowed, Some(&ctx.audit(&allowed.inbox_id, 201)?)).await?;
-    ApiResponse::data(if created { 201 } else { 200 }, &allowed)
+    let created =
+        ctx.store.add_sender(ctx.tenant, &allowed, Some(&ctx.audit(&allowed.inbox_id, StatusCode::CREATED)?)).await?;
+    ApiResponse::data(if created { StatusCode::CREATED } else { StatusCode::OK }, &allowed)
 }
 
 async fn remove(ctx: &Ctx<'_>, inbox_id: &str, sender: &str) -> Result<ApiResponse, ApiError> {
     let inbox = inboxes::load(ctx, inbox_id).await?;
     let sender = parse_sender("sender", sender).map_err(|_| ApiError::NotFound { what: "Allowed sender" })?;
-    if ctx.store.remove_sender(ctx.tenant, &inbox.id, &sender, &ctx.audit(&inbox.id, 200)?).await? {
-        Ok(ApiResponse::ok(200, json!({"data": {"inbox_id": inbox.id, "sender": sender, "deleted": true}})))
+    if ctx.store.remove_sender(ctx.tenant, &inbox.id, &sender, &ctx.audit(&inbox.id, StatusCode::OK)?).await? {
+        Ok(ApiResponse::ok(StatusCode::OK, json!({"data": {"inbox_id": inbox.id, "sender": sender, "deleted": true}})))
     } else {
         Err(ApiError::NotFound { what: "Allowed sender" })
     }

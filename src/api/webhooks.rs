@@ -6,6 +6,7 @@
 //! otherwise only as its last four characters.
 
 use base64::Engine as _;
+use http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -37,7 +38,7 @@ const OPERATE: Needs = Needs::Role(Scope::WebhooksWrite, Operate);
 
 pub static LIST: Operation = Operation {
     list: Some(no_filters),
-    answers: &[(200, Shape::Page(Record::Webhook))],
+    answers: &[(StatusCode::OK, Shape::Page(Record::Webhook))],
     tool: Some(Tool::read(
         "webhooks_list",
         "List webhooks",
@@ -48,7 +49,7 @@ pub static LIST: Operation = Operation {
 
 pub static GET: Operation = Operation {
     id_of: "webhook",
-    answers: &[(200, Shape::Data(Record::Webhook))],
+    answers: &[(StatusCode::OK, Shape::Data(Record::Webhook))],
     tool: Some(Tool::read(
         "webhooks_get",
         "Get webhook",
@@ -69,7 +70,10 @@ pub static UPSERT: Operation = Operation {
             &["url"],
         )
     }),
-    answers: &[(201, Shape::Data(Record::WebhookWithSecret)), (200, Shape::Data(Record::Webhook))],
+    answers: &[
+        (StatusCode::CREATED, Shape::Data(Record::WebhookWithSecret)),
+        (StatusCode::OK, Shape::Data(Record::Webhook)),
+    ],
     tool: Some(Tool::destructive(
         "webhooks_upsert",
         "Create or update webhook",
@@ -88,7 +92,7 @@ pub static UPSERT: Operation = Operation {
 
 pub static DELETE: Operation = Operation {
     id_of: "webhook",
-    answers: &[(200, Shape::Deleted)],
+    answers: &[(StatusCode::OK, Shape::Deleted)],
     tool: Some(Tool::destructive(
         "webhooks_delete",
         "Delete webhook",
@@ -107,7 +111,7 @@ pub static DELETE: Operation = Operation {
 
 pub static TEST: Operation = Operation {
     id_of: "webhook",
-    answers: &[(202, Shape::Accepted)],
+    answers: &[(StatusCode::ACCEPTED, Shape::Accepted)],
     enqueues: true,
     tool: Some(Tool {
         idempotent: false,
@@ -130,7 +134,7 @@ pub static TEST: Operation = Operation {
 
 pub static ROTATE_SECRET: Operation = Operation {
     id_of: "webhook",
-    answers: &[(200, Shape::Data(Record::WebhookWithSecret))],
+    answers: &[(StatusCode::OK, Shape::Data(Record::WebhookWithSecret))],
     tool: Some(Tool {
         idempotent: false,
         ..Tool::destructive(
@@ -153,7 +157,7 @@ pub static ROTATE_SECRET: Operation = Operation {
 pub static DELIVERIES: Operation = Operation {
     id_of: "webhook",
     list: Some(no_filters),
-    answers: &[(200, Shape::Page(Record::Delivery))],
+    answers: &[(StatusCode::OK, Shape::Page(Record::Delivery))],
     tool: Some(Tool::read(
         "webhook_deliveries_list",
         "List webhook deliveries",
@@ -171,7 +175,7 @@ pub static DELIVERIES: Operation = Operation {
 
 pub static RESEND: Operation = Operation {
     id_of: "delivery",
-    answers: &[(202, Shape::Accepted)],
+    answers: &[(StatusCode::ACCEPTED, Shape::Accepted)],
     enqueues: true,
     tool: Some(Tool {
         idempotent: false,
@@ -270,11 +274,11 @@ async fn list(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError>
     let found = ctx.store.list_webhooks(ctx.tenant, page.limit, page.start.clone()).await?;
     let next = page.next_cursor(ctx.secrets, ctx.tenant, found.next);
     let data: Vec<&Webhook> = found.items.iter().map(|s| &s.webhook).collect();
-    Ok(ApiResponse::ok(200, json!({"data": data, "meta": {"next_cursor": next}})))
+    Ok(ApiResponse::ok(StatusCode::OK, json!({"data": data, "meta": {"next_cursor": next}})))
 }
 
 async fn get(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
-    ApiResponse::data(200, &load(ctx, id).await?.webhook)
+    ApiResponse::data(StatusCode::OK, &load(ctx, id).await?.webhook)
 }
 
 #[derive(Deserialize)]
@@ -356,7 +360,7 @@ impl Reserved for ByUrl<'_> {
         })
     }
     async fn insert(&self, record: &StoredWebhook) -> Result<bool, StoreError> {
-        let audit = self.ctx.audit(&record.webhook.id, 201)?;
+        let audit = self.ctx.audit(&record.webhook.id, StatusCode::CREATED)?;
         self.ctx.store.insert_webhook(self.ctx.tenant, record, Some(&audit)).await
     }
     async fn update(&self, mut stored: StoredWebhook) -> Result<StoredWebhook, StoreError> {
@@ -369,7 +373,7 @@ impl Reserved for ByUrl<'_> {
             w.description = self.description.clone();
         }
         w.updated_at = now_string();
-        let audit = self.ctx.audit(&stored.webhook.id, 200)?;
+        let audit = self.ctx.audit(&stored.webhook.id, StatusCode::OK)?;
         self.ctx.store.update_webhook(self.ctx.tenant, &stored, None, &audit).await?;
         Ok(stored)
     }
@@ -391,17 +395,17 @@ async fn upsert(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErro
     match upsert::upsert(&request).await? {
         Upserted::Created(stored) => {
             let secret = ctx.secrets.unseal(&stored.secret_sealed).ok_or(ApiError::Unavailable)?;
-            Ok(ApiResponse::ok(201, json!({"data": view(&stored.webhook, Some(&secret))?})))
+            Ok(ApiResponse::ok(StatusCode::CREATED, json!({"data": view(&stored.webhook, Some(&secret))?})))
         }
-        Upserted::Updated(stored) => ApiResponse::data(200, &stored.webhook),
+        Upserted::Updated(stored) => ApiResponse::data(StatusCode::OK, &stored.webhook),
     }
 }
 
 async fn delete(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     let mut stored = load(ctx, id).await?;
     stored.webhook.updated_at = now_string();
-    match ctx.store.delete_webhook(ctx.tenant, &stored, &ctx.audit(&stored.webhook.id, 200)?).await {
-        Ok(()) => Ok(ApiResponse::ok(200, json!({"data": {"id": stored.webhook.id, "deleted": true}}))),
+    match ctx.store.delete_webhook(ctx.tenant, &stored, &ctx.audit(&stored.webhook.id, StatusCode::OK)?).await {
+        Ok(()) => Ok(ApiResponse::ok(StatusCode::OK, json!({"data": {"id": stored.webhook.id, "deleted": true}}))),
         Err(StoreError::Conflict) => Err(not_found()),
         Err(e) => Err(e.into()),
     }
@@ -414,8 +418,10 @@ async fn rotate_secret(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError>
     stored.secret_sealed = ctx.secrets.seal(&secret).ok_or(ApiError::Unavailable)?;
     stored.webhook.secret_last4 = last4(&secret);
     stored.webhook.updated_at = now_string();
-    ctx.store.update_webhook(ctx.tenant, &stored, Some(&previous), &ctx.audit(&stored.webhook.id, 200)?).await?;
-    Ok(ApiResponse::ok(200, json!({"data": view(&stored.webhook, Some(&secret))?})))
+    ctx.store
+        .update_webhook(ctx.tenant, &stored, Some(&previous), &ctx.audit(&stored.webhook.id, StatusCode::OK)?)
+        .await?;
+    Ok(ApiResponse::ok(StatusCode::OK, json!({"data": view(&stored.webhook, Some(&secret))?})))
 }
 
 /// A disabled webhook receives nothing, tests and resends included: 409
@@ -435,7 +441,7 @@ async fn test(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     let stored = load(ctx, id).await?;
     refuse_disabled(&stored.webhook)?;
     let job = new_job(JobKind::WebhookTest, &stored.webhook.id);
-    let audit = ctx.audit(&stored.webhook.id, 202)?;
+    let audit = ctx.audit(&stored.webhook.id, StatusCode::ACCEPTED)?;
     match ctx.store.enqueue_webhook_job(ctx.tenant, &stored.webhook.id, &job, &audit).await {
         Ok(()) => accepted(&job),
         Err(StoreError::Conflict) => Err(not_found()),
@@ -458,7 +464,7 @@ async fn deliveries(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, Api
     webhook?.ok_or_else(not_found)?;
     let found = found?;
     let next = page.next_cursor(ctx.secrets, ctx.tenant, found.next);
-    Ok(ApiResponse::ok(200, json!({"data": found.items, "meta": {"next_cursor": next}})))
+    Ok(ApiResponse::ok(StatusCode::OK, json!({"data": found.items, "meta": {"next_cursor": next}})))
 }
 
 /// Enqueues a new attempt of a delivery's event.
@@ -473,7 +479,7 @@ async fn resend(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     }
     let job = new_job(JobKind::DeliveryResend, &delivery.id);
     // The delivery's webhook must still exist: that is the record checked.
-    let audit = ctx.audit(&delivery.id, 202)?;
+    let audit = ctx.audit(&delivery.id, StatusCode::ACCEPTED)?;
     match ctx.store.enqueue_webhook_job(ctx.tenant, &delivery.webhook_id, &job, &audit).await {
         Ok(()) => accepted(&job),
         Err(StoreError::Conflict) => Err(ApiError::Conflict {

@@ -2,6 +2,7 @@
 //! many e-mails each holds per status. Needs `inboxes:read` and `emails:read`.
 //! The inbox list and the counts are read in parallel.
 
+use http::StatusCode;
 use serde_json::{Map, Value, json};
 
 use super::error::ApiError;
@@ -16,7 +17,7 @@ use crate::store::InboxFilter;
 pub static OPERATIONS: &[Op] = &[&GET];
 
 pub static GET: Operation = Operation {
-    answers: &[(200, Shape::Data(Record::Workspace))],
+    answers: &[(StatusCode::OK, Shape::Data(Record::Workspace))],
     ..operation(
         "workspace",
         "The workspace at a glance: inboxes and e-mail counts by status",
@@ -63,7 +64,7 @@ async fn get(ctx: &Ctx<'_>) -> Result<ApiResponse, ApiError> {
         })
         .collect();
     Ok(ApiResponse::ok(
-        200,
+        StatusCode::OK,
         json!({"data": {
             "id": ctx.tenant.workspace.as_str(),
             "name": name?,

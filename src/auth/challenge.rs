@@ -1,6 +1,7 @@
 //! `WWW-Authenticate` values (RFC 6750, with `resource_metadata` from RFC
 //! 9728 on every challenge) and the Protected Resource Metadata document.
 
+use http::StatusCode;
 use serde_json::{Value, json};
 
 use super::AuthError;
@@ -52,28 +53,28 @@ impl Resource {
         let meta = format!("resource_metadata=\"{}\"", self.metadata_url);
         match error {
             AuthError::Missing => Challenge {
-                status: 401,
+                status: StatusCode::UNAUTHORIZED,
                 challenge: Some(format!("Bearer {meta}, scope=\"{}\"", join(&self.default_scopes))),
                 error: "invalid_token",
                 description: "A bearer token is required".into(),
                 retry_after: None,
             },
             AuthError::InvalidRequest(why) => Challenge {
-                status: 400,
+                status: StatusCode::BAD_REQUEST,
                 challenge: Some(format!("Bearer error=\"invalid_request\", error_description=\"{why}\", {meta}")),
                 error: "invalid_request",
                 description: (*why).into(),
                 retry_after: None,
             },
             AuthError::InvalidToken(why) => Challenge {
-                status: 401,
+                status: StatusCode::UNAUTHORIZED,
                 challenge: Some(format!("Bearer error=\"invalid_token\", error_description=\"{why}\", {meta}")),
                 error: "invalid_token",
                 description: (*why).into(),
                 retry_after: None,
             },
             AuthError::Unavailable { retry_after_secs } => Challenge {
-                status: 503,
+                status: StatusCode::SERVICE_UNAVAILABLE,
                 challenge: None,
                 error: "temporarily_unavailable",
                 description: "The token issuer's keys cannot be loaded; try again shortly".into(),
@@ -87,7 +88,7 @@ impl Resource {
         let scopes = join(needed);
         let description = format!("{scopes} is required");
         Challenge {
-            status: 403,
+            status: StatusCode::FORBIDDEN,
             challenge: Some(format!(
                 "Bearer error=\"insufficient_scope\", scope=\"{scopes}\", resource_metadata=\"{}\", error_description=\"{description}\"",
                 self.metadata_url
@@ -102,7 +103,7 @@ impl Resource {
 /// An authentication or scope failure, ready to be rendered by either edge.
 #[derive(Debug, Clone)]
 pub struct Challenge {
-    pub status: u16,
+    pub status: StatusCode,
     pub challenge: Option<String>,
     pub error: &'static str,
     pub description: String,

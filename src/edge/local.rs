@@ -13,6 +13,7 @@
 //!   without reading the body, and a chunked body is read to at most one
 //!   byte over the limit, so an oversize body is never buffered whole.
 
+use http::StatusCode;
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -151,10 +152,10 @@ async fn answer(
         }
         Err(fault) => {
             let (status, message) = match fault {
-                BodyFault::Incomplete => (400, "The request body ended early or was malformed"),
-                BodyFault::TimedOut => (408, "The request body did not arrive in time"),
+                BodyFault::Incomplete => (StatusCode::BAD_REQUEST, "The request body ended early or was malformed"),
+                BodyFault::TimedOut => (StatusCode::REQUEST_TIMEOUT, "The request body did not arrive in time"),
             };
-            tracing::info!(status, path = %super::loggable(parts.uri.path()), "request body unreadable; refused");
+            tracing::info!(status = status.as_u16(), path = %super::loggable(parts.uri.path()), "request body unreadable; refused");
             let mut response = super::unreadable_body(parts.uri.path(), status, message);
             response.headers_mut().insert(http::header::CONNECTION, http::HeaderValue::from_static("close"));
             response

@@ -13,6 +13,7 @@ pub mod local;
 pub mod mcp;
 pub mod rest;
 
+use http::StatusCode;
 use http::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderName, HeaderValue};
 use lambda_http::{Body, Request, RequestExt, Response};
 use serde_json::{Value, json};
@@ -146,22 +147,34 @@ async fn route(edge: &Edge, req: Request, request_id: &str) -> (Response<Body>, 
     if let Some(origin) = req.headers().get(http::header::ORIGIN) {
         let allowed = origin.to_str().is_ok_and(|o| edge.allowed_origins.iter().any(|a| a == o));
         if !allowed {
-            let response =
-                gate_refusal(403, "origin_not_allowed", "The Origin of this request is not allowed", endpoint);
+            let response = gate_refusal(
+                StatusCode::FORBIDDEN,
+                "origin_not_allowed",
+                "The Origin of this request is not allowed",
+                endpoint,
+            );
             return (response, refused);
         }
     }
     if !host_allowed(edge, &req) {
-        let response =
-            gate_refusal(403, "host_not_allowed", "The Host of this request does not name this server", endpoint);
+        let response = gate_refusal(
+            StatusCode::FORBIDDEN,
+            "host_not_allowed",
+            "The Host of this request does not name this server",
+            endpoint,
+        );
         return (response, refused);
     }
 
     match path.as_str() {
         _ if is_mcp => {
             if req.method() != http::Method::POST {
-                let mut response =
-                    gate_refusal(405, "method_not_allowed", "The MCP endpoint accepts POST only", Endpoint::Mcp);
+                let mut response = gate_refusal(
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    "method_not_allowed",
+                    "The MCP endpoint accepts POST only",
+                    Endpoint::Mcp,
+                );
                 response.headers_mut().insert(http::header::ALLOW, HeaderValue::from_static("POST"));
                 return (response, refused);
             }
@@ -189,18 +202,18 @@ async fn route(edge: &Edge, req: Request, request_id: &str) -> (Response<Body>, 
             if req.method() == http::Method::GET =>
         {
             let metadata = edge.mcp_resource.metadata(&format!("{SERVER_TITLE} MCP"));
-            (json_response(200, &metadata), Label::other("resource_metadata"))
+            (json_response(StatusCode::OK, &metadata), Label::other("resource_metadata"))
         }
         "/.well-known/oauth-protected-resource/api/v1" if req.method() == http::Method::GET => {
             let metadata = edge.api_resource.metadata(&format!("{SERVER_TITLE} REST API"));
-            (json_response(200, &metadata), Label::other("resource_metadata"))
+            (json_response(StatusCode::OK, &metadata), Label::other("resource_metadata"))
         }
         "/health" if req.method() == http::Method::GET => {
-            (json_response(200, &json!({"status": "ok"})), Label::other("health"))
+            (json_response(StatusCode::OK, &json!({"status": "ok"})), Label::other("health"))
         }
         // It describes the API and reveals no data: no token needed.
         "/api/v1/openapi.json" if req.method() == http::Method::GET => {
-            let response = json_text_response(200, crate::api::openapi::document().to_owned());
+            let response = json_text_response(StatusCode::OK, crate::api::openapi::document().to_owned());
             (response, Label { surface: "rest", operation: "openapi" })
         }
         rest if rest.starts_with("/api/v1/") => {
@@ -223,7 +236,10 @@ async fn route(edge: &Edge, req: Request, request_id: &str) -> (Response<Body>, 
             append_headers(&mut response, reply.headers);
             (response, Label { surface: "rest", operation })
         }
-        _ => (gate_refusal(404, "not_found", "No such route", Endpoint::Other), Label::other("no_route")),
+        _ => (
+            gate_refusal(StatusCode::NOT_FOUND, "not_found", "No such route", Endpoint::Other),
+            Label::other("no_route"),
+        ),
     }
 }
 
@@ -260,19 +276,19 @@ fn host_allowed(edge: &Edge, req: &Request) -> bool {
     host.is_some_and(|h| edge.hosts.contains(&h))
 }
 
-fn base_response(status: u16, body: Body) -> Response<Body> {
+fn base_response(status: StatusCode, body: Body) -> Response<Body> {
     let mut response = Response::new(body);
-    *response.status_mut() = http::StatusCode::from_u16(status).unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
+    *response.status_mut() = status;
     response.headers_mut().insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
 }
 
-pub(crate) fn json_response(status: u16, value: &Value) -> Response<Body> {
+pub(crate) fn json_response(status: StatusCode, value: &Value) -> Response<Body> {
     json_text_response(status, value.to_string())
 }
 
 /// A JSON body that is already serialized.
-fn json_text_response(status: u16, text: String) -> Response<Body> {
+fn json_text_response(status: StatusCode, text: String) -> Response<Body> {
     let mut response = base_response(status, Body::Text(text));
     response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response
@@ -286,7 +302,7 @@ enum Endpoint {
     Other,
 }
 
-fn gate_refusal(status: u16, code: &str, message: &str, endpoint: Endpoint) -> Response<Body> {
+fn gate_refusal(status: StatusCode, code: &str, message: &str, endpoint: Endpoint) -> Response<Body> {
     let mut response = json_response(status, &json!({"error": {"code": code, "message": message}}));
     if endpoint == Endpoint::Mcp {
         response.headers_mut().insert(mcp_version_header(), HeaderValue::from_static(ProtocolVersion::NEWEST.as_str()));
@@ -298,15 +314,15 @@ fn gate_refusal(status: u16, code: &str, message: &str, endpoint: Endpoint) -> R
 /// Gateway hands over complete bodies). It is refused before any handler
 /// runs: on `/mcp` as a JSON-RPC error with a null id, elsewhere in the API's
 /// error shape.
-pub(crate) fn unreadable_body(path: &str, status: u16, message: &str) -> Response<Body> {
+pub(crate) fn unreadable_body(path: &str, status: StatusCode, message: &str) -> Response<Body> {
     if path == "/mcp" {
-        let code = if status == 400 { -32700 } else { -32600 };
+        let code = if status == StatusCode::BAD_REQUEST { -32700 } else { -32600 };
         let mut response =
             json_response(status, &json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}}));
         response.headers_mut().insert(mcp_version_header(), HeaderValue::from_static(ProtocolVersion::NEWEST.as_str()));
         response
     } else {
-        let code = if status == 400 { "invalid_body" } else { "request_timeout" };
+        let code = if status == StatusCode::BAD_REQUEST { "invalid_body" } else { "request_timeout" };
         json_response(status, &json!({"error": {"code": code, "message": message, "details": {}}}))
     }
 }

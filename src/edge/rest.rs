@@ -5,6 +5,7 @@
 //! `X-RateLimit-*`).
 
 use http::HeaderMap;
+use http::StatusCode;
 use serde_json::{Value, json};
 
 use super::Edge;
@@ -22,7 +23,7 @@ use crate::mcp::jsonrpc::RETRY_AFTER_SECS;
 /// What the HTTP layer sends back.
 #[derive(Debug)]
 pub struct RestReply {
-    pub status: u16,
+    pub status: StatusCode,
     pub body: Value,
     pub headers: Vec<(&'static str, String)>,
 }
@@ -97,7 +98,7 @@ fn not_admitted(refused: NotAdmitted) -> RestReply {
         }
         NotAdmitted::RateLimited { headers, .. } => {
             let body = json!({"error": {"code": "rate_limited", "message": "Rate limit exceeded; retry after the window resets", "details": {}}});
-            RestReply { status: 429, body, headers }
+            RestReply { status: StatusCode::TOO_MANY_REQUESTS, body, headers }
         }
     }
 }

@@ -8,10 +8,10 @@
 //! never matches the body, so it fails like any other mismatch.
 
 use base64::Engine as _;
-use http::HeaderMap;
+use http::{HeaderMap, StatusCode};
 use serde_json::{Map, Value, json};
 
-use super::jsonrpc::{Message, RpcError};
+use super::jsonrpc::{ErrorCode, Message, RpcError};
 use super::method::Method;
 
 /// A protocol version this server speaks.
@@ -78,6 +78,17 @@ pub enum Era {
 }
 
 impl Era {
+    /// -32601: 404 in the stateless era, in-band 200 in the handshake era.
+    pub fn method_not_found(self, method: &str) -> RpcError {
+        let status = if self == Era::Stateless { StatusCode::NOT_FOUND } else { StatusCode::OK };
+        RpcError::new(status, ErrorCode::METHOD_NOT_FOUND, "Method not found").with_data(json!({"method": method}))
+    }
+
+    /// 200, in-band: -32602 in the stateless era, -32002 in the handshake era.
+    pub fn resource_not_found(self, uri: &str) -> RpcError {
+        let code = if self == Era::Stateless { ErrorCode::INVALID_PARAMS } else { ErrorCode::RESOURCE_NOT_FOUND };
+        RpcError::new(StatusCode::OK, code, "Resource not found").with_data(json!({"uri": uri}))
+    }
     /// Whether `method` is served in this era: discovery and the tasks
     /// extension only in the stateless era, the handshake and `ping` only in
     /// the handshake era, the rest in both.

@@ -6,6 +6,7 @@
 //! Depends on nothing but serde; it knows no eras and no HTTP.
 
 use super::method::Method;
+use http::StatusCode;
 use serde_json::{Map, Value, json};
 
 /// A JSON-RPC error code. Named constants cover every code this server sends.
@@ -41,7 +42,7 @@ pub const RETRY_AFTER_SECS: u64 = 1;
 /// A JSON-RPC error object with the HTTP status it travels with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RpcError {
-    pub status: u16,
+    pub status: StatusCode,
     pub code: ErrorCode,
     pub message: String,
     pub data: Option<Value>,
@@ -52,93 +53,97 @@ pub struct RpcError {
 /// The one status table: every error this server sends is made by one of
 /// these constructors, which fix its HTTP status with its code.
 impl RpcError {
-    fn new(status: u16, code: ErrorCode, message: impl Into<String>) -> Self {
+    pub(super) fn new(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Self {
         Self { status, code, message: message.into(), data: None, headers: Vec::new() }
     }
 
     /// 400 -32700: the body is not one JSON document.
     pub fn parse_error(message: impl Into<String>) -> Self {
-        Self::new(400, ErrorCode::PARSE_ERROR, message)
+        Self::new(StatusCode::BAD_REQUEST, ErrorCode::PARSE_ERROR, message)
     }
 
     /// 400 -32600: the body is JSON but not a JSON-RPC request this endpoint takes.
     pub fn invalid_request(message: impl Into<String>) -> Self {
-        Self::new(400, ErrorCode::INVALID_REQUEST, message)
+        Self::new(StatusCode::BAD_REQUEST, ErrorCode::INVALID_REQUEST, message)
     }
 
     /// 415 -32600.
     pub fn unsupported_media_type() -> Self {
-        Self::new(415, ErrorCode::INVALID_REQUEST, "Unsupported media type: send Content-Type: application/json")
+        Self::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ErrorCode::INVALID_REQUEST,
+            "Unsupported media type: send Content-Type: application/json",
+        )
     }
 
     /// 406 -32600.
     pub fn not_acceptable() -> Self {
-        Self::new(406, ErrorCode::INVALID_REQUEST, "Not acceptable: this endpoint answers application/json")
+        Self::new(
+            StatusCode::NOT_ACCEPTABLE,
+            ErrorCode::INVALID_REQUEST,
+            "Not acceptable: this endpoint answers application/json",
+        )
     }
 
     /// 413 -32600.
     pub fn too_large(limit: usize) -> Self {
-        Self::new(413, ErrorCode::INVALID_REQUEST, format!("Request body too large: the limit is {limit} bytes"))
+        Self::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            ErrorCode::INVALID_REQUEST,
+            format!("Request body too large: the limit is {limit} bytes"),
+        )
     }
 
     /// 200 -32602: the method's own parameters are wrong (answered in-band).
     pub fn invalid_params(message: impl Into<String>) -> Self {
-        Self::new(200, ErrorCode::INVALID_PARAMS, message)
+        Self::new(StatusCode::OK, ErrorCode::INVALID_PARAMS, message)
     }
 
     /// 400 -32602: the request cannot be routed (envelope, workspace, version).
     pub fn bad_params(message: impl Into<String>) -> Self {
-        Self::new(400, ErrorCode::INVALID_PARAMS, message)
-    }
-
-    /// -32601: 404 in the stateless era, in-band 200 in the handshake era.
-    pub fn method_not_found(method: &str, stateless: bool) -> Self {
-        Self::new(if stateless { 404 } else { 200 }, ErrorCode::METHOD_NOT_FOUND, "Method not found")
-            .with_data(json!({"method": method}))
-    }
-
-    /// 200, in-band: -32602 in the stateless era, -32002 in the handshake era.
-    pub fn resource_not_found(uri: &str, stateless: bool) -> Self {
-        let code = if stateless { ErrorCode::INVALID_PARAMS } else { ErrorCode::RESOURCE_NOT_FOUND };
-        Self::new(200, code, "Resource not found").with_data(json!({"uri": uri}))
+        Self::new(StatusCode::BAD_REQUEST, ErrorCode::INVALID_PARAMS, message)
     }
 
     /// 400 -32020: a routing header is missing, malformed or disagrees with the body.
     pub fn header_mismatch(message: impl Into<String>) -> Self {
-        Self::new(400, ErrorCode::HEADER_MISMATCH, message)
+        Self::new(StatusCode::BAD_REQUEST, ErrorCode::HEADER_MISMATCH, message)
     }
 
     /// 400 -32021: the request needs a client capability it did not declare.
     pub fn missing_capability(message: impl Into<String>) -> Self {
-        Self::new(400, ErrorCode::MISSING_CAPABILITY, message)
+        Self::new(StatusCode::BAD_REQUEST, ErrorCode::MISSING_CAPABILITY, message)
     }
 
     /// 400 -32022.
     pub fn unsupported_version() -> Self {
-        Self::new(400, ErrorCode::UNSUPPORTED_VERSION, "Unsupported protocol version")
+        Self::new(StatusCode::BAD_REQUEST, ErrorCode::UNSUPPORTED_VERSION, "Unsupported protocol version")
     }
 
     /// 403 40300: a valid token without the scope (with its step-up challenge).
     pub fn forbidden(message: impl Into<String>) -> Self {
-        Self::new(403, ErrorCode::FORBIDDEN, message)
+        Self::new(StatusCode::FORBIDDEN, ErrorCode::FORBIDDEN, message)
     }
 
     /// 429 42900.
     pub fn rate_limited() -> Self {
-        Self::new(429, ErrorCode::RATE_LIMITED, "Rate limit exceeded; retry after the window resets")
+        Self::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            ErrorCode::RATE_LIMITED,
+            "Rate limit exceeded; retry after the window resets",
+        )
     }
 
     /// 503 50300 with `Retry-After`: the service cannot answer right now
     /// (storage slow or down, keys unavailable); the request may be retried.
     pub fn unavailable(message: impl Into<String>) -> Self {
-        let mut error = Self::new(503, ErrorCode::UNAVAILABLE, message);
+        let mut error = Self::new(StatusCode::SERVICE_UNAVAILABLE, ErrorCode::UNAVAILABLE, message);
         error.headers.push(("retry-after", RETRY_AFTER_SECS.to_string()));
         error
     }
 
     /// 200 -32603: a server fault that the client cannot fix.
     pub fn internal(message: impl Into<String>) -> Self {
-        Self::new(200, ErrorCode::INTERNAL_ERROR, message)
+        Self::new(StatusCode::OK, ErrorCode::INTERNAL_ERROR, message)
     }
 
     pub fn with_data(mut self, data: Value) -> Self {

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::era::{Era, ProtocolVersion};
+use super::era::ProtocolVersion;
 use super::jsonrpc::{Message, RpcError};
 use super::method::Method;
 use super::{Call, Outcome, capabilities, server_info};
@@ -31,7 +31,7 @@ pub async fn dispatch(call: &Call<'_>, tenant: Option<&Tenant>) -> Result<(Outco
     let params = &call.message.params;
     let complete = |v: Value| Ok((Outcome::Complete(v), version));
     let Some(method) = call.message.kind else {
-        return Err(RpcError::method_not_found(&call.message.method, call.era == Era::Stateless));
+        return Err(call.era.method_not_found(&call.message.method));
     };
     match method {
         Method::ServerDiscover => return complete(server.discover.clone()),

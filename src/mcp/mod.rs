@@ -27,6 +27,7 @@ pub mod schema;
 pub mod tasks;
 pub mod tools;
 
+use http::StatusCode;
 use std::sync::Arc;
 
 use http::HeaderMap;
@@ -70,7 +71,7 @@ pub enum ReplyBody {
 /// The answer of the MCP pipeline, turned into an HTTP response by `crate::edge`.
 #[derive(Debug, Clone)]
 pub struct McpReply {
-    pub status: u16,
+    pub status: StatusCode,
     /// `None` for `202 Accepted` (no body, no `Content-Type`).
     pub body: Option<ReplyBody>,
     /// The value of the `MCP-Protocol-Version` response header.
@@ -86,13 +87,13 @@ impl McpReply {
     }
 
     pub fn accepted(version: ProtocolVersion) -> Self {
-        Self { status: 202, body: None, version, headers: Vec::new() }
+        Self { status: StatusCode::ACCEPTED, body: None, version, headers: Vec::new() }
     }
 
     /// An authentication failure: OAuth-style body on 401/400, JSON-RPC
     /// (with the id, when there is one) on 503.
     pub fn rejected(id: Option<&Value>, challenge: &Challenge, version: ProtocolVersion) -> Self {
-        let body = if challenge.status == 503 {
+        let body = if challenge.status == StatusCode::SERVICE_UNAVAILABLE {
             // The challenge's own Retry-After travels below.
             error_body(id, &RpcError::unavailable(challenge.description.clone()))
         } else {
@@ -325,7 +326,7 @@ impl McpServer {
         let principal: &Principal = &narrowed;
 
         if !message.kind.is_some_and(|m| era.serves(m)) {
-            let error = RpcError::method_not_found(&message.method, era == Era::Stateless);
+            let error = era.method_not_found(&message.method);
             return McpReply::error(Some(id), &error, version);
         }
 
@@ -361,7 +362,7 @@ impl McpServer {
                     }
                     outcome => ReplyBody::Json(result_body(id, self.decorate(era, message.kind, outcome))),
                 };
-                McpReply { status: 200, body: Some(body), version: reply_version, headers: Vec::new() }
+                McpReply { status: StatusCode::OK, body: Some(body), version: reply_version, headers: Vec::new() }
             }
             Err(error) => McpReply::error(Some(id), &error, version),
         }

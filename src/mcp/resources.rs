@@ -242,7 +242,7 @@ impl Resources {
 
 /// "Resource not found" in the code of the era.
 pub fn not_found(era: Era, uri: &str) -> RpcError {
-    RpcError::resource_not_found(uri, era == Era::Stateless)
+    era.resource_not_found(uri)
 }
 
 fn render(doc: &Document, version: ProtocolVersion) -> Value {

@@ -6,12 +6,12 @@
 
 use crate::common;
 
-use common::{ALL_SCOPES, Harness, Req, Resp, envelope_with, send, table_dump};
+use common::{ADMIN_SCOPES, ALL_SCOPES, Harness, Req, Resp, envelope_with, send, table_dump};
 use serde_json::{Value, json};
 
-/// A token of `sub` in the demo organization with every scope and `audit:read`.
+/// A token of `sub` in the demo organization with every scope, `audit:read` included.
 fn auditor(h: &Harness, sub: &str) -> String {
-    h.token_for(sub, "org_demo", &format!("{ALL_SCOPES} audit:read"))
+    h.token_for(sub, "org_demo", ALL_SCOPES)
 }
 
 /// The whole trail of `ws` as the demo admin, newest first, page by page
@@ -185,7 +185,7 @@ async fn a_refused_change_is_recorded_only_when_the_operation_refused_it() {
     // Refused before the operation ran: nothing recorded.
     let bad = no_record(&h, h.api("PUT", "/inboxes").json(&json!({"slug": "x1", "name": "X", "colour": "red"}))).await;
     assert_eq!(bad.status, 400);
-    let viewer = h.token_for("usr_viewer", "org_demo", ALL_SCOPES);
+    let viewer = h.token_for("usr_viewer", "org_demo", ADMIN_SCOPES);
     let refused = no_record(&h, h.api("DELETE", "/inboxes/inb_bills").token(&viewer)).await;
     assert_eq!(refused.status, 403);
     let unscoped = h.token_for("usr_admin", "org_demo", "inboxes:read");
@@ -362,7 +362,7 @@ async fn the_trail_is_its_workspace_admins_only() {
     assert_eq!(resp.status, 404, "{}", resp.json());
 
     // Not from another organization.
-    let other = h.token_for("usr_other", "org_other", &format!("{ALL_SCOPES} audit:read"));
+    let other = h.token_for("usr_other", "org_other", ALL_SCOPES);
     let resp = send(h.api("GET", &get).token(&other).header("x-workspace-id", "ws_other")).await;
     assert_eq!(resp.status, 404);
     let resp = send(h.api("GET", "/audit").token(&other).header("x-workspace-id", "ws_other")).await;
@@ -437,7 +437,7 @@ async fn secrets_and_bodies_never_enter_the_trail() {
 #[tokio::test]
 async fn filters_pages_and_retention() {
     let h = Harness::new();
-    let operator = h.token_for("usr_operator", "org_demo", ALL_SCOPES);
+    let operator = h.token_for("usr_operator", "org_demo", ADMIN_SCOPES);
     one_record(&h, h.api("POST", "/emails/eml_broken_line/reprocess").token(&operator)).await;
     one_record(&h, h.api("POST", "/webhooks/whk_demo/test")).await;
     one_record(&h, h.api("DELETE", "/emails/eml_receipt_1")).await;
@@ -552,14 +552,14 @@ async fn only_a_caller_who_could_make_the_change_has_a_refusal_recorded() {
     let h = Harness::new();
     let tasks = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
     // A viewer (every scope) cancelling made-up jobs: 404s, nothing recorded.
-    let viewer = h.token_for("usr_viewer", "org_demo", ALL_SCOPES);
+    let viewer = h.token_for("usr_viewer", "org_demo", ADMIN_SCOPES);
     let resp = no_record(&h, h.api("POST", "/jobs/job_madeup/cancel").token(&viewer)).await;
     assert_eq!(resp.status, 404);
     let long = "x".repeat(5000);
     let cancel = h.stateless_with(json!(1), "tasks/cancel", json!({"taskId": long}), envelope_with(tasks.clone()));
     no_record(&h, cancel.token(&viewer)).await;
     // An operator's refused cancel is recorded; a target that is not a record id is not kept.
-    let operator = h.token_for("usr_operator", "org_demo", ALL_SCOPES);
+    let operator = h.token_for("usr_operator", "org_demo", ADMIN_SCOPES);
     let (resp, r) = one_record(&h, h.api("POST", "/jobs/job_madeup/cancel").token(&operator)).await;
     assert_eq!(resp.status, 404);
     assert_eq!((r["target_id"].as_str(), r["error_code"].as_str()), (Some("job_madeup"), Some("not_found")), "{r}");

@@ -7,7 +7,7 @@ use crate::common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{ALL_SCOPES, API_AUDIENCE, Harness, ISSUER, MCP_RESOURCE, envelope};
+use common::{ADMIN_SCOPES, API_AUDIENCE, Harness, ISSUER, MCP_RESOURCE, envelope};
 use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
@@ -19,7 +19,7 @@ fn now() -> u64 {
 /// Claims of a valid MCP token for the demo admin; tests change one thing.
 fn claims() -> Value {
     json!({"iss": ISSUER, "sub": "usr_admin", "org_id": "org_demo", "aud": MCP_RESOURCE,
-           "scope": ALL_SCOPES, "iat": now(), "exp": now() + 600})
+           "scope": ADMIN_SCOPES, "iat": now(), "exp": now() + 600})
 }
 
 fn with(mut base: Value, key: &str, value: Value) -> Value {
@@ -490,7 +490,7 @@ async fn workspace_header_is_required_when_the_organization_has_several() {
 #[tokio::test]
 async fn workspace_header_is_optional_when_the_organization_has_one() {
     let h = Harness::new();
-    let token = h.token_for("usr_other", "org_other", ALL_SCOPES);
+    let token = h.token_for("usr_other", "org_other", ADMIN_SCOPES);
     let resp = tools_list(&h).token(&token).without("x-workspace-id").send().await;
     assert_eq!(resp.status, 200, "{}", resp.json());
 }
@@ -503,7 +503,7 @@ async fn a_workspace_of_another_organization_is_not_found() {
     resp.assert_error(400, -32602, json!(1));
     assert_eq!(resp.json()["error"]["message"], "Workspace not found");
     // And the other way round.
-    let token = h.token_for("usr_other", "org_other", ALL_SCOPES);
+    let token = h.token_for("usr_other", "org_other", ADMIN_SCOPES);
     let resp = tools_list(&h).token(&token).header("x-workspace-id", "ws_main").send().await;
     assert_eq!(resp.json()["error"]["message"], "Workspace not found");
     assert_eq!(resp.json()["error"]["data"]["workspaces"], json!(["ws_other"]));
@@ -512,7 +512,7 @@ async fn a_workspace_of_another_organization_is_not_found() {
 #[tokio::test]
 async fn a_workspace_the_person_is_not_a_member_of_is_not_found() {
     let h = Harness::new();
-    let token = h.token_for("usr_viewer", "org_demo", ALL_SCOPES);
+    let token = h.token_for("usr_viewer", "org_demo", ADMIN_SCOPES);
     let resp = tools_list(&h).token(&token).header("x-workspace-id", "ws_ops").send().await;
     assert_eq!(resp.json()["error"]["message"], "Workspace not found");
     assert_eq!(resp.json()["error"]["data"]["workspaces"], json!(["ws_main"]));
@@ -625,7 +625,7 @@ async fn a_token_verified_for_one_resource_is_not_taken_on_trust_for_the_other()
     let h = Harness::new();
     let now = jsonwebtoken::get_current_timestamp();
     let token = h.sign(&json!({"iss": common::ISSUER, "sub": "usr_admin", "org_id": "org_demo",
-        "aud": common::MCP_RESOURCE, "scope": common::ALL_SCOPES, "iat": now, "exp": now + 600}));
+        "aud": common::MCP_RESOURCE, "scope": common::ADMIN_SCOPES, "iat": now, "exp": now + 600}));
     // Verified (and remembered) for the MCP endpoint...
     for _ in 0..2 {
         assert_eq!(tools_list(&h).token(&token).send().await.status, 200);

@@ -83,8 +83,8 @@ pub(crate) fn fill(event: &str, harness: &common::Harness) -> String {
         }
         harness.sign(&claims)
     };
-    let all = Some(common::ALL_SCOPES);
-    let auditor = format!("{} audit:read", common::ALL_SCOPES);
+    let all = Some(common::ADMIN_SCOPES);
+    let auditor = common::ALL_SCOPES.to_owned();
     let placeholders = [
         ("{{VIEWER_TOKEN}}", token("usr_viewer", "org_demo", &both, all, now, now + 600)),
         ("{{EXPIRED_TOKEN}}", token("usr_admin", "org_demo", &both, all, now - 7200, now - 3600)),

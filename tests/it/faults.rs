@@ -282,7 +282,7 @@ async fn a_transaction_cancelled_by_throttling_or_a_concurrent_one_is_a_503_not_
     let h = Harness::with_config(move |c| c.store.endpoint = Some(endpoint.clone()));
     h.app().await;
     let senders = "/inboxes/inb_bills/senders";
-    let auditor = h.token_for("usr_admin", "org_demo", &format!("{} audit:read", crate::common::ALL_SCOPES));
+    let auditor = h.token_for("usr_admin", "org_demo", crate::common::ALL_SCOPES);
     for reason in ["ThrottlingError", "TransactionConflict", "ValidationError"] {
         *cancel.lock().unwrap() = Some(reason);
         let calls = [

@@ -1357,7 +1357,7 @@ async fn a_person_token_carrying_emails_ingest_cannot_ingest_without_being_the_r
     for (sub, ws) in
         [("usr_admin", "ws_main"), ("usr_admin", "ws_ops"), ("usr_viewer", "ws_main"), ("svc_other", "ws_main")]
     {
-        let token = h.token_for(sub, "org_demo", common::ALL_SCOPES);
+        let token = h.token_for(sub, "org_demo", common::ADMIN_SCOPES);
         let req =
             ingest(&h, "inb_bills", &mail("contas@energia.example.com")).token(&token).header("x-workspace-id", ws);
         let resp = send(req).await;

@@ -253,7 +253,7 @@ async fn the_servers_own_origin_is_allowed_without_configuration() {
     let h = Harness::with_config(|config| config.mcp_resource = "https://inbox-mcp.example.com/mcp".into());
     let now = jsonwebtoken::get_current_timestamp();
     let token = h.sign(&json!({"iss": common::ISSUER, "sub": "usr_admin", "org_id": "org_demo",
-        "aud": "https://inbox-mcp.example.com/mcp", "scope": common::ALL_SCOPES, "iat": now, "exp": now + 600}));
+        "aud": "https://inbox-mcp.example.com/mcp", "scope": common::ADMIN_SCOPES, "iat": now, "exp": now + 600}));
     let resp = h
         .stateless(json!(3), "tools/list", json!({}))
         .token(&token)

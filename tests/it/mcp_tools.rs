@@ -19,7 +19,7 @@ use crate::common;
 
 use std::collections::BTreeSet;
 
-use common::{ALL_SCOPES, Harness, Req, Resp, envelope_with, get, rest, scopes_without, send};
+use common::{ADMIN_SCOPES, Harness, Req, Resp, envelope_with, get, rest, scopes_without, send};
 use serde_json::{Value, json};
 
 const METADATA: &str = "resource_metadata=\"http://127.0.0.1:3000/.well-known/oauth-protected-resource/mcp\"";
@@ -224,7 +224,7 @@ async fn rest_with(h: &Harness, method: &str, path: &str, body: &Value) -> (u16,
 
 /// A REST GET as `usr_other` on `ws_other`.
 async fn get_as_other(h: &Harness, path: &str) -> (u16, Value) {
-    let token = h.token_for("usr_other", "org_other", ALL_SCOPES);
+    let token = h.token_for("usr_other", "org_other", ADMIN_SCOPES);
     let resp = send(h.api("GET", path).token(&token).header("x-workspace-id", "ws_other")).await;
     (resp.status, resp.json())
 }
@@ -853,7 +853,7 @@ async fn a_missing_scope_is_the_same_403_challenge_in_the_handshake_era() {
 #[tokio::test]
 async fn a_viewer_calling_inboxes_upsert_gets_a_forbidden_tool_error_and_nothing_is_created() {
     let h = Harness::new();
-    let token = h.token_for("usr_viewer", "org_demo", ALL_SCOPES);
+    let token = h.token_for("usr_viewer", "org_demo", ADMIN_SCOPES);
     let resp = mcp(call(&h, 1, "inboxes_upsert", &json!({"slug": "viewer-made", "name": "x"})).token(&token)).await;
     tool_error(&resp, 1, "forbidden");
     assert!(!slugs(&h).await.contains(&"viewer-made".to_owned()));
@@ -867,7 +867,7 @@ async fn a_viewer_calling_inboxes_upsert_gets_a_forbidden_tool_error_and_nothing
 #[tokio::test]
 async fn an_operator_calling_emails_delete_gets_a_forbidden_tool_error_without_being_asked_to_confirm() {
     let h = Harness::new();
-    let token = h.token_for("usr_operator", "org_demo", ALL_SCOPES);
+    let token = h.token_for("usr_operator", "org_demo", ADMIN_SCOPES);
     let resp = mcp(call_form(&h, 1, "emails_delete", &json!({"id": "eml_energy_nov"})).token(&token)).await;
     tool_error(&resp, 1, "forbidden");
     let resp = mcp(call_form(&h, 2, "webhooks_rotate_secret", &json!({"id": "whk_demo"})).token(&token)).await;
@@ -927,7 +927,7 @@ async fn inboxes_update_with_only_an_id_is_the_error_patch_with_no_fields_gives(
 #[tokio::test]
 async fn a_viewer_lists_only_the_read_tools() {
     let h = Harness::new();
-    let tools = tools_as(&h, 1, &h.token_for("usr_viewer", "org_demo", ALL_SCOPES)).await;
+    let tools = tools_as(&h, 1, &h.token_for("usr_viewer", "org_demo", ADMIN_SCOPES)).await;
     assert_eq!(names(&tools).into_iter().collect::<BTreeSet<_>>(), set(&read_tools()));
     assert_eq!(tools.len(), 9);
 }
@@ -935,7 +935,7 @@ async fn a_viewer_lists_only_the_read_tools() {
 #[tokio::test]
 async fn an_operator_lists_the_read_tools_and_reprocess_test_and_resend() {
     let h = Harness::new();
-    let tools = tools_as(&h, 1, &h.token_for("usr_operator", "org_demo", ALL_SCOPES)).await;
+    let tools = tools_as(&h, 1, &h.token_for("usr_operator", "org_demo", ADMIN_SCOPES)).await;
     let mut expected = read_tools();
     expected.extend(OPERATOR_EXTRAS);
     assert_eq!(names(&tools).into_iter().collect::<BTreeSet<_>>(), set(&expected));
@@ -951,7 +951,7 @@ async fn an_admin_lists_all_21_tools_in_a_stable_order() {
     assert_eq!(names(&first).into_iter().collect::<BTreeSet<_>>(), set(&all));
     assert_eq!(first.len(), 21, "no duplicates");
     assert_eq!(first, second, "same list, same order, across two calls");
-    let viewer = h.token_for("usr_viewer", "org_demo", ALL_SCOPES);
+    let viewer = h.token_for("usr_viewer", "org_demo", ADMIN_SCOPES);
     assert_eq!(tools_as(&h, 3, &viewer).await, tools_as(&h, 4, &viewer).await);
 }
 
@@ -1244,7 +1244,7 @@ async fn a_request_state_presented_with_other_arguments_or_for_another_tool_is_r
 async fn a_request_state_presented_by_another_user_or_in_another_workspace_is_refused() {
     let h = Harness::new();
     let args = json!({"id": "eml_energy_nov"});
-    let operator = h.token_for("usr_operator", "org_demo", ALL_SCOPES);
+    let operator = h.token_for("usr_operator", "org_demo", ADMIN_SCOPES);
     let state = ask(&h, 1, "emails_reprocess", &args, "eml_energy_nov").await;
     let resp = mcp(retry(&h, 2, "emails_reprocess", &args, &state, accept()).token(&operator)).await;
     resp.assert_error(200, -32602, json!(2));

@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use common::{ALL_SCOPES, Harness, Req, Resp, envelope_with, send};
+use common::{ADMIN_SCOPES, Harness, Req, Resp, envelope_with, send};
 use serde_json::{Value, json};
 
 fn names(resp: &Resp) -> Vec<String> {
@@ -92,7 +92,7 @@ async fn toolsets_list_and_call_only_their_tools_by_header_and_by_path() {
 #[tokio::test]
 async fn narrowing_never_widens_what_the_token_and_role_allow() {
     let h = Harness::new();
-    let viewer = h.token_for("usr_viewer", "org_demo", ALL_SCOPES);
+    let viewer = h.token_for("usr_viewer", "org_demo", ADMIN_SCOPES);
     let resp = send(list(&h, "2026-07-28").token(&viewer).header("x-mcp-toolsets", "webhooks")).await;
     let listed = names(&resp);
     assert!(!listed.contains(&"webhooks_rotate_secret".to_owned()), "{listed:?}");

@@ -228,7 +228,7 @@ proptest! {
             let params = json!({"name": name, "arguments": arguments, "requestState": state, "inputResponses": accept});
             let mut req = h.stateless_with(json!(2), "tools/call", params, form());
             if let Change::Person = change {
-                req = req.token(&h.token_for("usr_operator", "org_demo", common::ALL_SCOPES));
+                req = req.token(&h.token_for("usr_operator", "org_demo", common::ADMIN_SCOPES));
             }
             if let Change::Workspace = change {
                 req = req.header("x-workspace-id", "ws_ops");

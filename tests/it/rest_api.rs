@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use common::{ALL_SCOPES, Harness, ISSUER, MCP_RESOURCE, Resp, scopes_without};
+use common::{ADMIN_SCOPES, Harness, ISSUER, MCP_RESOURCE, Resp, scopes_without};
 use serde_json::{Value, json};
 
 const API_METADATA: &str = "resource_metadata=\"http://127.0.0.1:3000/.well-known/oauth-protected-resource/api/v1\"";
@@ -1107,7 +1107,7 @@ async fn a_token_without_the_route_scope_gets_403_insufficient_scope_naming_it()
 #[tokio::test]
 async fn a_viewer_can_read_everything_but_every_write_is_403_forbidden() {
     let h = Harness::new();
-    let viewer = Caller::new(&h, "usr_viewer", "org_demo", ALL_SCOPES, Some("ws_main"));
+    let viewer = Caller::new(&h, "usr_viewer", "org_demo", ADMIN_SCOPES, Some("ws_main"));
     for path in [
         "/inboxes",
         "/inboxes/inb_bills",
@@ -1137,7 +1137,7 @@ async fn a_viewer_can_read_everything_but_every_write_is_403_forbidden() {
 #[tokio::test]
 async fn an_operator_can_reprocess_test_and_resend_but_not_delete_or_upsert() {
     let h = Harness::new();
-    let operator = Caller::new(&h, "usr_operator", "org_demo", ALL_SCOPES, Some("ws_main"));
+    let operator = Caller::new(&h, "usr_operator", "org_demo", ADMIN_SCOPES, Some("ws_main"));
     let before = ws_main_state(&h).await;
     let operations =
         ["/emails/eml_energy_nov/reprocess", "/webhooks/whk_demo/test", "/webhook_deliveries/dlv_demo_failed/resend"];
@@ -1229,21 +1229,21 @@ async fn cannot_touch_ws_main(h: &Harness, caller: &Caller, own_ids: &[&str]) {
 #[tokio::test]
 async fn a_principal_of_another_organization_naming_its_workspace_cannot_touch_ws_main() {
     let h = Harness::new();
-    let other = Caller::new(&h, "usr_other", "org_other", ALL_SCOPES, Some("ws_other"));
+    let other = Caller::new(&h, "usr_other", "org_other", ADMIN_SCOPES, Some("ws_other"));
     cannot_touch_ws_main(&h, &other, &["inb_other", "eml_other_1", "whk_other"]).await;
 }
 
 #[tokio::test]
 async fn a_principal_of_another_organization_without_a_workspace_header_cannot_touch_ws_main() {
     let h = Harness::new();
-    let other = Caller::new(&h, "usr_other", "org_other", ALL_SCOPES, None);
+    let other = Caller::new(&h, "usr_other", "org_other", ADMIN_SCOPES, None);
     cannot_touch_ws_main(&h, &other, &["inb_other", "eml_other_1", "whk_other"]).await;
 }
 
 #[tokio::test]
 async fn the_same_admin_acting_on_ws_ops_cannot_touch_ws_main() {
     let h = Harness::new();
-    let ops = Caller::new(&h, "usr_admin", "org_demo", ALL_SCOPES, Some("ws_ops"));
+    let ops = Caller::new(&h, "usr_admin", "org_demo", ADMIN_SCOPES, Some("ws_ops"));
     cannot_touch_ws_main(&h, &ops, &["inb_ops", "eml_ops_1"]).await;
 }
 
@@ -1251,11 +1251,11 @@ async fn the_same_admin_acting_on_ws_ops_cannot_touch_ws_main() {
 async fn a_workspace_of_another_organization_is_400_workspace_not_found() {
     let h = Harness::new();
     let before = ws_main_state(&h).await;
-    let admin_on_other = Caller::new(&h, "usr_admin", "org_demo", ALL_SCOPES, Some("ws_other"));
+    let admin_on_other = Caller::new(&h, "usr_admin", "org_demo", ADMIN_SCOPES, Some("ws_other"));
     let resp = call_as(&h, &admin_on_other, "GET", "/inboxes", None).await;
     let error = err(&resp, 400, "workspace_not_found", "org_demo naming ws_other");
     assert_eq!(error["details"]["workspaces"], json!(["ws_main", "ws_ops"]), "{error}");
-    let other_on_main = Caller::new(&h, "usr_other", "org_other", ALL_SCOPES, Some("ws_main"));
+    let other_on_main = Caller::new(&h, "usr_other", "org_other", ADMIN_SCOPES, Some("ws_main"));
     for (method, path, body) in [
         ("GET", "/inboxes/inb_bills".to_owned(), None),
         ("GET", "/emails".to_owned(), None),
@@ -1488,10 +1488,10 @@ async fn a_cursor_used_with_different_filters_is_400_invalid_cursor() {
 async fn a_cursor_used_in_another_workspace_is_400_invalid_cursor() {
     let h = Harness::new();
     let cursor = percent(&first_cursor(&h, "/emails?limit=2").await);
-    let ops = Caller::new(&h, "usr_admin", "org_demo", ALL_SCOPES, Some("ws_ops"));
+    let ops = Caller::new(&h, "usr_admin", "org_demo", ADMIN_SCOPES, Some("ws_ops"));
     let path = format!("/emails?limit=2&cursor={cursor}");
     err(&call_as(&h, &ops, "GET", &path, None).await, 400, "invalid_cursor", "same user on ws_ops");
-    let other = Caller::new(&h, "usr_other", "org_other", ALL_SCOPES, None);
+    let other = Caller::new(&h, "usr_other", "org_other", ADMIN_SCOPES, None);
     err(&call_as(&h, &other, "GET", &path, None).await, 400, "invalid_cursor", "org_other");
 }
 
@@ -1584,7 +1584,7 @@ async fn an_invalid_idempotency_key_is_400_and_nothing_runs() {
 async fn a_token_for_the_mcp_resource_only_is_401_with_the_api_resource_metadata() {
     let h = Harness::new();
     let token = h.sign(&json!({"iss": ISSUER, "sub": "usr_admin", "org_id": "org_demo", "aud": MCP_RESOURCE,
-                               "scope": ALL_SCOPES, "iat": now(), "exp": now() + 600}));
+                               "scope": ADMIN_SCOPES, "iat": now(), "exp": now() + 600}));
     let before = ws_main_state(&h).await;
     for (method, path, body) in [
         ("GET", "/inboxes".to_owned(), None),
@@ -1605,7 +1605,7 @@ async fn a_token_for_the_mcp_resource_only_is_401_with_the_api_resource_metadata
     assert_eq!(ws_main_state(&h).await, before);
     // The same claims for the REST audience are accepted.
     let token = h.sign(&json!({"iss": ISSUER, "sub": "usr_admin", "org_id": "org_demo", "aud": common::API_AUDIENCE,
-                               "scope": ALL_SCOPES, "iat": now(), "exp": now() + 600}));
+                               "scope": ADMIN_SCOPES, "iat": now(), "exp": now() + 600}));
     ok(&h.api("GET", "/inboxes").token(&token).send_boxed().await, 200, "REST audience");
 }
 

@@ -402,7 +402,7 @@ async fn the_signing_secret_comes_from_secrets_manager_and_survives_a_rotation()
 fn api_token(h: &common::Harness) -> String {
     let now = jsonwebtoken::get_current_timestamp();
     h.sign(&json!({"iss": common::ISSUER, "sub": "usr_admin", "org_id": "org_demo", "aud": events_replay::API_AUDIENCE,
-        "scope": common::ALL_SCOPES, "iat": now, "exp": now + 600}))
+        "scope": common::ADMIN_SCOPES, "iat": now, "exp": now + 600}))
 }
 
 fn urlencode(text: &str) -> String {

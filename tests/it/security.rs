@@ -8,7 +8,7 @@
 use std::sync::{Arc, Mutex};
 
 use crate::common::proxy::{Interposer, Rule, RuleFn, throttled};
-use crate::common::{self, ALL_SCOPES, Harness, Req, Resp, envelope_with, rest, send};
+use crate::common::{self, ADMIN_SCOPES, Harness, Req, Resp, envelope_with, rest, send};
 use crate::jobs_and_webhooks::{Receiver, ingest, ingested, mail, reprocess, run_job, ws_main};
 use inbox::domain::records::{JobErrorKind, JobStatus};
 use inbox::worker::Ran;
@@ -183,7 +183,7 @@ async fn tools_list_marks_the_three_tools_destructive() {
 /// workspace header `workspace(i)` (none when it gives `None`): how many
 /// were over the budget.
 async fn over_budget(h: &Harness, sub: &str, count: usize, workspace: impl Fn(usize) -> Option<String>) -> usize {
-    let token = h.token_for(sub, "org_demo", ALL_SCOPES);
+    let token = h.token_for(sub, "org_demo", ADMIN_SCOPES);
     let mut limited = 0;
     for i in 0..count {
         let mut req = h.api("POST", "/jobs/job_nope/cancel").token(&token).without("x-workspace-id");
@@ -242,7 +242,7 @@ async fn a_new_workspace_header_on_every_call_buys_no_budget_and_writes_one_coun
 #[tokio::test]
 async fn one_workspace_is_one_budget_whether_or_not_it_is_named() {
     let h = Harness::with_config(|c| c.rate_limit_per_minute = 4);
-    let token = h.token_for("usr_other", "org_other", ALL_SCOPES);
+    let token = h.token_for("usr_other", "org_other", ADMIN_SCOPES);
     let mut remaining = Vec::new();
     for named in [true, false, true] {
         let mut req = h.api("GET", "/inboxes").token(&token).without("x-workspace-id");
@@ -264,7 +264,7 @@ async fn one_workspace_is_one_budget_whether_or_not_it_is_named() {
 async fn a_replayed_job_cancel_is_authorized_like_a_new_one() {
     let h = Harness::new();
     let job = reprocess(&h, "eml_energy_nov").await;
-    let operator = h.token_for("usr_operator", "org_demo", ALL_SCOPES);
+    let operator = h.token_for("usr_operator", "org_demo", ADMIN_SCOPES);
     let cancel =
         |token: &str| h.api("POST", &format!("/jobs/{job}/cancel")).token(token).header("idempotency-key", "k1");
     let first = send(cancel(&operator)).await;

@@ -7,7 +7,7 @@
 use crate::common;
 use crate::jobs_and_webhooks::{Receiver, run_job, ws_main};
 
-use common::{ALL_SCOPES, Harness, Req, Resp, envelope_with, rest, send};
+use common::{ADMIN_SCOPES, Harness, Req, Resp, envelope_with, rest, send};
 use inbox::domain::records::{JobErrorKind, JobStatus};
 use inbox::worker::Ran;
 use serde_json::{Value, json};
@@ -382,7 +382,7 @@ async fn rest_cancel_needs_the_subjects_write_scope_and_the_operator_role() {
     let task_id = test_task(&h, &webhook).await;
     let path = format!("/jobs/{task_id}/cancel");
 
-    let viewer = h.token_for("usr_viewer", "org_demo", ALL_SCOPES);
+    let viewer = h.token_for("usr_viewer", "org_demo", ADMIN_SCOPES);
     let resp = send(h.api("POST", &path).token(&viewer)).await;
     assert_eq!((resp.status, resp.json()["error"]["code"].as_str()), (403, Some("forbidden")), "{}", resp.json());
 
@@ -393,7 +393,7 @@ async fn rest_cancel_needs_the_subjects_write_scope_and_the_operator_role() {
 
     let resp = send(h.api("POST", &path).header("x-workspace-id", "ws_ops")).await;
     assert_eq!(resp.status, 404, "another workspace: {}", resp.json());
-    let other = h.token_for("usr_other", "org_other", ALL_SCOPES);
+    let other = h.token_for("usr_other", "org_other", ADMIN_SCOPES);
     let resp = send(h.api("POST", &path).token(&other).without("x-workspace-id")).await;
     assert_eq!(resp.status, 404, "another organization: {}", resp.json());
     let (status, _) = rest(&h, "POST", "/jobs/job_nope/cancel").await;
@@ -401,7 +401,7 @@ async fn rest_cancel_needs_the_subjects_write_scope_and_the_operator_role() {
     let (status, body) = rest(&h, "GET", "/jobs/x/cancel").await;
     assert_eq!((status, body["error"]["code"].as_str()), (405, Some("method_not_allowed")), "{body}");
 
-    let operator = h.token_for("usr_operator", "org_demo", ALL_SCOPES);
+    let operator = h.token_for("usr_operator", "org_demo", ADMIN_SCOPES);
     let resp = send(h.api("POST", &path).token(&operator)).await;
     assert_eq!((resp.status, resp.json()["data"]["status"].as_str()), (200, Some("cancelled")), "{}", resp.json());
 }
@@ -413,7 +413,7 @@ async fn tasks_cancel_by_a_reader_who_may_not_act_says_why_and_changes_nothing()
     let webhook = webhook_for(&h, &receiver).await;
     let task_id = test_task(&h, &webhook).await;
 
-    let viewer = h.token_for("usr_viewer", "org_demo", ALL_SCOPES);
+    let viewer = h.token_for("usr_viewer", "org_demo", ADMIN_SCOPES);
     let resp = send(task_req(&h, 1, "tasks/cancel", &task_id).token(&viewer)).await;
     resp.assert_error(403, 40300, json!(1));
     let read_only = h.token_for("usr_admin", "org_demo", "webhooks:read emails:read");
@@ -442,7 +442,7 @@ async fn a_task_is_not_found_from_another_workspace_organization_or_scope() {
     assert_not_found(&resp, 1, &task_id);
     let resp = send(task_req(&h, 2, "tasks/cancel", &task_id).header("x-workspace-id", "ws_ops")).await;
     assert_not_found(&resp, 2, &task_id);
-    let other = h.token_for("usr_other", "org_other", ALL_SCOPES);
+    let other = h.token_for("usr_other", "org_other", ADMIN_SCOPES);
     let resp = send(task_req(&h, 3, "tasks/get", &task_id).token(&other).without("x-workspace-id")).await;
     assert_not_found(&resp, 3, &task_id);
     let emails_only = h.token_for("usr_admin", "org_demo", "emails:read emails:write");

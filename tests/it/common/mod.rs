@@ -177,7 +177,7 @@ impl Harness {
 
     /// The demo admin with every scope.
     pub fn admin_token(&self) -> String {
-        self.token_for("usr_admin", "org_demo", ALL_SCOPES)
+        self.token_for("usr_admin", "org_demo", ADMIN_SCOPES)
     }
 
     /// Signs arbitrary claims with this harness's key.
@@ -238,8 +238,23 @@ impl Harness {
     }
 }
 
+/// Every scope the server knows, space-separated, in `Scope::ALL`'s order
+/// (a test keeps the two the same).
 pub const ALL_SCOPES: &str =
+    "inboxes:read inboxes:write emails:read emails:write webhooks:read webhooks:write audit:read emails:ingest";
+
+/// The scopes the demo admin's tokens carry in most tests: every scope but
+/// `audit:read`, so the trail's own tests say when a token can read it.
+pub const ADMIN_SCOPES: &str =
     "inboxes:read inboxes:write emails:read emails:write webhooks:read webhooks:write emails:ingest";
+
+#[test]
+fn all_scopes_are_every_scope_the_server_knows_and_the_admins_all_but_audit() {
+    let known: Vec<&str> = inbox::domain::Scope::ALL.iter().map(|s| s.as_str()).collect();
+    assert_eq!(ALL_SCOPES, known.join(" "));
+    let admin: Vec<&str> = known.into_iter().filter(|s| *s != "audit:read").collect();
+    assert_eq!(ADMIN_SCOPES, admin.join(" "));
+}
 
 pub struct Req<'a> {
     harness: &'a Harness,
@@ -520,7 +535,7 @@ pub async fn get(h: &Harness, path: &str) -> Value {
     body
 }
 
-/// Every scope of `ALL_SCOPES` but `scope`.
+/// Every scope of `ADMIN_SCOPES` but `scope`.
 pub fn scopes_without(scope: &str) -> String {
-    ALL_SCOPES.split(' ').filter(|s| *s != scope).collect::<Vec<_>>().join(" ")
+    ADMIN_SCOPES.split(' ').filter(|s| *s != scope).collect::<Vec<_>>().join(" ")
 }
