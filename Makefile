@@ -5,7 +5,7 @@ SHELL := /bin/bash
 PORT ?= 3000
 CARGO ?= cargo
 
-.PHONY: run test lint build deploy invoke bench fmt clean db db-stop token openapi fuzz
+.PHONY: run test lint build build-McpFunction build-WorkerFunction deploy invoke bench fmt clean db db-stop token openapi fuzz
 
 ## Local database, demo data, development issuer, then the server on 127.0.0.1:$(PORT).
 run:
@@ -32,13 +32,19 @@ openapi:
 	@echo "wrote $(OUT)"
 
 
-## Lambda artefacts for arm64 (x86_64 when the target cannot be added), with cargo-lambda.
+## Lambda artefacts for arm64 (x86_64 when the target cannot be added), with cargo-lambda, without the dev feature.
 build:
 	scripts/build.sh
 
+# What `sam build` runs for each function (template.yaml: BuildMethod: makefile).
+build-McpFunction:
+	scripts/build.sh function kobana-inbox-mcp "$(ARTEFACTS_DIR)"
+build-WorkerFunction:
+	scripts/build.sh function worker "$(ARTEFACTS_DIR)"
+
 ## Build with SAM and deploy, asking for the parameters (needs AWS credentials).
 deploy:
-	PATH="$$(scripts/tools.sh lint):$$(scripts/tools.sh build):$$PATH" sam build && PATH="$$(scripts/tools.sh lint):$$PATH" sam deploy --guided
+	PATH="$$(scripts/tools.sh lint):$$(scripts/tools.sh build):$$PATH" sam build --build-in-source && PATH="$$(scripts/tools.sh lint):$$PATH" sam deploy --guided
 
 ## Run one recorded API Gateway event through the Lambda conversion path: make invoke EVENT=events/….json
 invoke:

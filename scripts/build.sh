@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# `make build`: the Lambda artefacts (bootstrap of the MCP function and of the
-# worker) with cargo-lambda, for arm64; x86_64 when the arm64 target cannot be
-# added. Output: target/lambda/{kobana-inbox-mcp,worker}/bootstrap(.zip).
+# The Lambda artefacts, with cargo-lambda, for arm64 (x86_64 when the arm64
+# target cannot be added), always without the `dev` feature: no development
+# issuer, demo data or development subcommands ship.
+#
+#   scripts/build.sh                      (`make build`) both functions:
+#                                         <target>/lambda/{kobana-inbox-mcp,worker}/bootstrap(.zip)
+#   scripts/build.sh function BIN DIR     one function's bootstrap into DIR:
+#                                         what `sam build` runs (BuildMethod: makefile)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=$(scripts/tools.sh build)
@@ -14,8 +19,19 @@ if ! rustup target list --installed | grep -q '^aarch64-unknown-linux-gnu$'; the
     ARCH=--x86-64
   fi
 fi
-cargo lambda build --release $ARCH --bin kobana-inbox-mcp --bin worker --output-format zip
-cargo lambda build --release $ARCH --bin kobana-inbox-mcp --bin worker
+target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+lambda() { cargo lambda build --release "$ARCH" --no-default-features "$@"; }
+
+if [ "${1:-}" = function ]; then
+  bin=${2:?usage: scripts/build.sh function BIN DIR}
+  dir=${3:?usage: scripts/build.sh function BIN DIR}
+  lambda --bin "$bin"
+  mkdir -p "$dir"
+  cp "$target/lambda/$bin/bootstrap" "$dir/bootstrap"
+  exit 0
+fi
+lambda --bin kobana-inbox-mcp --bin worker --output-format zip
+lambda --bin kobana-inbox-mcp --bin worker
 for f in kobana-inbox-mcp worker; do
-  ls -l "target/lambda/$f/bootstrap" "target/lambda/$f/bootstrap.zip"
+  ls -l "$target/lambda/$f/bootstrap" "$target/lambda/$f/bootstrap.zip"
 done

@@ -65,6 +65,9 @@ stage "fmt" cargo fmt --all -- --check
 stage "layers" python3 scripts/check-layers.py
 stage "local database" ensure_db
 stage "clippy + test build" cargo test --all-targets --no-run --quiet
+# The Lambda artefacts are built without the `dev` feature: that build must
+# compile and pass clippy too (a check: it replaces no binary the tests use).
+stage "clippy without dev (Lambda)" cargo check --no-default-features --lib --bins --quiet
 
 installs() {
   local s=0

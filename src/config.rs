@@ -183,7 +183,7 @@ impl Config {
             // a public default would let anyone forge cursors and confirmations.
             (_, Mode::Local) => {
                 let path = var("SIGNING_SECRET_FILE").unwrap_or_else(|| DEFAULT_SIGNING_SECRET_FILE.into());
-                let seed = crate::dev::load_or_create_seed(std::path::Path::new(&path))
+                let seed = crate::keyfile::load_or_create_seed(std::path::Path::new(&path))
                     .map_err(|e| ConfigError::Invalid { name: "SIGNING_SECRET_FILE", reason: e.to_string() })?;
                 vec![crate::domain::hex(&seed)]
             }

@@ -24,14 +24,17 @@ pub mod api;
 pub mod app;
 pub mod auth;
 pub mod config;
+#[cfg(feature = "dev")]
 pub mod dev;
 pub mod domain;
 pub mod edge;
 pub mod json;
+pub mod keyfile;
 pub mod mcp;
 pub mod outbound;
 pub mod secret_store;
 pub mod secrets;
+#[cfg(feature = "dev")]
 pub mod seed;
 pub mod store;
 pub mod sys;

@@ -1,7 +1,9 @@
 //! Composition root. With no argument (or `serve`): on Lambda, serve API
 //! Gateway events; elsewhere, serve the same handler on `127.0.0.1:$PORT`.
-//! Development subcommands: `create-table`, `seed`, `dev-token`, and
-//! `openapi` (prints the `/api/v1` OpenAPI document; needs no configuration).
+//! `openapi` prints the `/api/v1` OpenAPI document (needs no configuration).
+//! Development subcommands, in builds with the `dev` feature (the default;
+//! the Lambda artefacts are built without it): `create-table`, `seed`,
+//! `dev-token`, `invoke`, and the development issuer beside a local `serve`.
 
 use std::convert::Infallible;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -9,7 +11,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use inbox::config::{Config, Mode};
+#[cfg(feature = "dev")]
 use inbox::dev::DevIssuer;
+#[cfg(feature = "dev")]
 use inbox::store::Store;
 use inbox::{App, edge, telemetry};
 
@@ -36,10 +40,12 @@ async fn main() -> ExitCode {
         ("serve", Mode::Lambda) => run_lambda(config).await,
         ("serve", Mode::Local) => serve_local(config).await,
         (_, Mode::Lambda) => Err(format!("{command} is a development command and does not run on Lambda")),
+        #[cfg(feature = "dev")]
         ("create-table", Mode::Local) => {
             let store = Store::connect(&config.store).await;
             store.create_table().await.map_err(|e| format!("create-table: {e}"))
         }
+        #[cfg(feature = "dev")]
         ("seed", Mode::Local) => match inbox::secret_store::signing_secrets(&config.secret_source()).await {
             Ok(signing) => {
                 let store = Store::connect(&config.store).await;
@@ -49,14 +55,14 @@ async fn main() -> ExitCode {
             }
             Err(e) => Err(format!("seed: {e}")),
         },
+        #[cfg(feature = "dev")]
         ("dev-token", Mode::Local) => dev_token(&config),
+        #[cfg(feature = "dev")]
         ("invoke", Mode::Local) => match std::env::args().nth(2) {
             Some(path) => invoke(config, &path).await,
             None => Err("usage: invoke <event.json>".into()),
         },
-        (other, _) => {
-            Err(format!("unknown command {other:?}; use serve, create-table, seed, dev-token, invoke or openapi"))
-        }
+        (other, _) => Err(format!("unknown command {other:?}; use {}", COMMANDS.join(", "))),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -66,6 +72,12 @@ async fn main() -> ExitCode {
         }
     }
 }
+
+/// The subcommands of this build.
+#[cfg(feature = "dev")]
+const COMMANDS: &[&str] = &["serve", "openapi", "create-table", "seed", "dev-token", "invoke"];
+#[cfg(not(feature = "dev"))]
+const COMMANDS: &[&str] = &["serve", "openapi"];
 
 async fn build(config: Config) -> Result<App, String> {
     match App::build(config).await {
@@ -87,6 +99,7 @@ async fn run_lambda(config: Config) -> Result<(), String> {
 }
 
 /// Serves the development issuer's JWKS on loopback, when configured.
+#[cfg(feature = "dev")]
 async fn start_dev_issuer(config: &Config) -> Result<(), String> {
     if let Some(dev) = &config.dev_issuer {
         let issuer = DevIssuer::load_or_create(&dev.key_path).map_err(|e| e.to_string())?;
@@ -105,6 +118,7 @@ async fn start_dev_issuer(config: &Config) -> Result<(), String> {
 /// API Gateway would receive. `{{TOKEN}}` (and `{{AUDITOR_TOKEN}}`) in the
 /// event becomes a development token of the demo admin with every scope for
 /// the host the event names, `{{PIPELINE_TOKEN}}` one of the demo mail pipeline.
+#[cfg(feature = "dev")]
 async fn invoke(mut config: Config, path: &str) -> Result<(), String> {
     use lambda_http::{Adapter, Service};
     let dev = config.dev_issuer.clone().ok_or("invoke needs DEV_ISSUER_KEY (make invoke sets it)")?;
@@ -146,6 +160,17 @@ async fn invoke(mut config: Config, path: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A build without the `dev` feature has no development issuer to serve.
+#[cfg(not(feature = "dev"))]
+async fn start_dev_issuer(config: &Config) -> Result<(), String> {
+    match config.dev_issuer {
+        Some(_) => {
+            Err("DEV_ISSUER_KEY is set, but this build has no development issuer (build with the dev feature)".into())
+        }
+        None => Ok(()),
+    }
+}
+
 async fn serve_local(config: Config) -> Result<(), String> {
     start_dev_issuer(&config).await?;
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, config.port));
@@ -165,6 +190,7 @@ async fn serve_local(config: Config) -> Result<(), String> {
 /// Prints a development token. `SUB`, `ORG`, `SCOPES`, `AUD` (`mcp`, `api` or
 /// `both`) and `TTL_SECS` pick its contents; by default the demo admin with
 /// every person scope.
+#[cfg(feature = "dev")]
 fn dev_token(config: &Config) -> Result<(), String> {
     let dev = config.dev_issuer.as_ref().ok_or("dev-token needs DEV_ISSUER_KEY (make token sets it)")?;
     let issuer = DevIssuer::load_or_create(&dev.key_path).map_err(|e| e.to_string())?;
