@@ -343,7 +343,7 @@ mod tests {
             );
             assert!(!op.answers.is_empty(), "{} has answers", op.name);
         }
-        assert_eq!(names.len(), 26);
+        assert_eq!(names.len(), 27);
     }
 
     #[test]

@@ -30,7 +30,8 @@ use crate::sys::new_id;
 use crate::sys::now_string;
 
 /// The operations of this module, in catalogue order.
-pub static OPERATIONS: &[Op] = &[&LIST, &GET, &UPSERT, &DELETE, &TEST, &ROTATE_SECRET, &DELIVERIES, &RESEND];
+pub static OPERATIONS: &[Op] =
+    &[&LIST, &GET, &UPSERT, &DELETE, &TEST, &ROTATE_SECRET, &DELIVERIES, &DELIVERY_GET, &RESEND];
 
 const READ: Needs = Needs::Role(Scope::WebhooksRead, Read);
 const ADMINISTER: Needs = Needs::Role(Scope::WebhooksWrite, Administer);
@@ -171,6 +172,15 @@ pub static DELIVERIES: Operation = Operation {
         READ,
         |ctx, input| Box::pin(deliveries(ctx, input)),
     )
+};
+
+/// One delivery attempt (REST only: an agent reads them in lists).
+pub static DELIVERY_GET: Operation = Operation {
+    id_of: "delivery",
+    answers: &[(StatusCode::OK, Shape::Data(Record::Delivery))],
+    ..operation("delivery_get", "Get a delivery attempt", Verb::Get, "/webhook_deliveries/{id}", READ, |ctx, input| {
+        Box::pin(delivery(ctx, input.id()))
+    })
 };
 
 pub static RESEND: Operation = Operation {
@@ -465,6 +475,12 @@ async fn deliveries(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, Api
     let found = found?;
     let next = page.next_cursor(ctx.secrets, ctx.tenant, found.next);
     Ok(ApiResponse::ok(StatusCode::OK, json!({"data": found.items, "meta": {"next_cursor": next}})))
+}
+
+async fn delivery(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
+    let what = "Delivery";
+    let found = super::fetch(Kind::Delivery, what, id, async || ctx.store.get_delivery(ctx.tenant, id).await).await?;
+    ApiResponse::data(StatusCode::OK, &found)
 }
 
 /// Enqueues a new attempt of a delivery's event.

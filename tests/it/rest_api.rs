@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use common::{ADMIN_SCOPES, Harness, ISSUER, MCP_RESOURCE, Resp, scopes_without};
+use common::{ADMIN_SCOPES, Harness, ISSUER, MCP_RESOURCE, Resp, scopes_without, send};
 use serde_json::{Value, json};
 
 const API_METADATA: &str = "resource_metadata=\"http://127.0.0.1:3000/.well-known/oauth-protected-resource/api/v1\"";
@@ -637,6 +637,28 @@ async fn listing_deliveries_returns_the_attempts_newest_first() {
 }
 
 #[tokio::test]
+async fn a_delivery_is_read_by_its_id_as_its_list_shows_it_and_only_in_its_workspace() {
+    let h = Harness::new();
+    let listed = get(&h, "/webhooks/whk_demo/deliveries").await;
+    for entry in listed["data"].as_array().unwrap() {
+        let id = entry["id"].as_str().unwrap();
+        let one = get(&h, &format!("/webhook_deliveries/{id}")).await;
+        assert_eq!(&one["data"], entry, "{id}");
+    }
+    err(&call(&h, "GET", "/webhook_deliveries/dlv_doesnotexist", None).await, 404, "not_found", "unknown");
+    err(&call(&h, "GET", "/webhook_deliveries/whk_demo", None).await, 404, "not_found", "another kind");
+    let other = h.token_for("usr_other", "org_other", ADMIN_SCOPES);
+    let resp =
+        send(h.api("GET", "/webhook_deliveries/dlv_demo_ok").token(&other).header("x-workspace-id", "ws_other")).await;
+    err(&resp, 404, "not_found", "another organization");
+    let viewer = h.token_for("usr_viewer", "org_demo", ADMIN_SCOPES);
+    assert_eq!(send(h.api("GET", "/webhook_deliveries/dlv_demo_ok").token(&viewer)).await.status, 200);
+    let unscoped = h.token_for("usr_admin", "org_demo", &scopes_without("webhooks:read"));
+    let resp = send(h.api("GET", "/webhook_deliveries/dlv_demo_ok").token(&unscoped)).await;
+    err(&resp, 403, "insufficient_scope", "without webhooks:read");
+}
+
+#[tokio::test]
 async fn resending_a_delivery_is_202_with_a_queued_job_that_get_jobs_shows() {
     let h = Harness::new();
     let resp = call(&h, "POST", "/webhook_deliveries/dlv_demo_failed/resend", None).await;
@@ -666,7 +688,7 @@ async fn getting_a_job_shows_the_status_of_the_long_operation() {
 async fn unknown_malformed_and_traversal_ids_are_404_not_found_on_every_route() {
     let h = Harness::new();
     // (method, path with {} for the id, body, an existing id of another kind)
-    let routes: [(&str, &str, Option<Value>, &str, &str); 14] = [
+    let routes: [(&str, &str, Option<Value>, &str, &str); 15] = [
         ("GET", "/inboxes/{}", None, "inb", "eml_telecom_nov"),
         ("PATCH", "/inboxes/{}", Some(json!({"name": "X"})), "inb", "whk_demo"),
         ("DELETE", "/inboxes/{}", None, "inb", "eml_receipt_1"),
@@ -681,6 +703,7 @@ async fn unknown_malformed_and_traversal_ids_are_404_not_found_on_every_route() 
         ("POST", "/webhooks/{}/test", None, "whk", "inb_bills"),
         ("POST", "/webhooks/{}/rotate_secret", None, "whk", "eml_telecom_nov"),
         ("GET", "/webhooks/{}/deliveries", None, "whk", "dlv_demo_ok"),
+        ("GET", "/webhook_deliveries/{}", None, "dlv", "whk_demo"),
     ];
     let before = ws_main_state(&h).await;
     let mut all: Vec<(&str, String, Option<Value>)> = Vec::new();
@@ -1012,6 +1035,7 @@ async fn a_wrong_method_on_a_known_path_is_405_with_allow() {
         ("GET", "/webhooks/whk_demo/rotate_secret", "POST"),
         ("DELETE", "/webhooks/whk_demo/deliveries", "GET"),
         ("GET", "/webhook_deliveries/dlv_demo_failed/resend", "POST"),
+        ("POST", "/webhook_deliveries/dlv_demo_failed", "GET"),
         ("DELETE", "/jobs/job_demo", "GET"),
     ];
     let before = ws_main_state(&h).await;
@@ -1032,7 +1056,7 @@ async fn an_unknown_route_is_404_not_found() {
         ("GET", "/inbox"),
         ("GET", "/inboxes/inb_bills/emails/eml_telecom_nov"),
         ("GET", "/emails/eml_telecom_nov/attachments"),
-        ("POST", "/webhook_deliveries/dlv_demo_failed"),
+        ("GET", "/webhook_deliveries"),
         ("GET", "/webhooks/whk_demo/deliveries/dlv_demo_ok"),
         ("GET", "/jobs"),
     ];
