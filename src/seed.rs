@@ -273,7 +273,7 @@ pub async fn seed(store: &Store, secrets: &Secrets) -> Result<(), StoreError> {
                 subject_id: "eml_telecom_nov".into(),
                 status: JobStatus::Succeeded,
                 attempts: 1,
-                result: Some(serde_json::json!({"status": "processed"})),
+                result: Some(serde_json::json!({"status": EmailStatus::Processed.as_str()})),
                 error: None,
                 error_kind: None,
                 created_at: "2026-11-21T10:15:00.000Z".into(),

@@ -16,7 +16,7 @@ use serde_json::Value;
 macro_rules! wire_enum {
     ($(#[$meta:meta])* pub enum $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
         pub enum $name {
             $($(#[$vmeta])* #[serde(rename = $text)] $variant),+
         }
@@ -40,6 +40,8 @@ macro_rules! wire_enum {
         }
     };
 }
+
+pub(crate) use wire_enum;
 
 wire_enum! {
     pub enum InboxStatus {
@@ -338,5 +340,54 @@ mod tests {
         let long = "é".repeat(300);
         assert_eq!(ClientInfo::bounded(&long, "").name.chars().count(), ClientInfo::MAX_CHARS);
         assert_eq!(ClientInfo::bounded("Claude Code", "2.1.0").name, "Claude Code", "ordinary names are kept");
+    }
+
+    /// `code` without its `wire_enum!` declarations, where the names belong.
+    fn without_enum_declarations(code: &str) -> String {
+        let mut out = String::new();
+        let mut rest = code;
+        while let Some((before, after)) = rest.split_once("wire_enum! {") {
+            out.push_str(before);
+            rest = after.split_once("\n}\n").map_or("", |(_, tail)| tail);
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// The status names live in their enums only: anywhere else in `src/`
+    /// (outside unit tests), a status is `EmailStatus::…` and the like, or
+    /// its `as_str()`, never its name in quotes.
+    #[test]
+    fn no_status_name_is_written_outside_its_enum() {
+        let names: Vec<&str> = [
+            InboxStatus::NAMES,
+            SenderPolicy::NAMES,
+            EmailStatus::NAMES,
+            WebhookStatus::NAMES,
+            DeliveryStatus::NAMES,
+            JobStatus::NAMES,
+            crate::mcp::tasks::TaskStatus::NAMES,
+        ]
+        .concat();
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut pending = vec![src];
+        let mut found = Vec::new();
+        while let Some(dir) = pending.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    pending.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    let code = without_enum_declarations(text.split("#[cfg(test)]").next().unwrap_or(""));
+                    for name in &names {
+                        if code.contains(&format!("\"{name}\"")) {
+                            found.push(format!("{}: {name}", path.display()));
+                        }
+                    }
+                }
+            }
+        }
+        assert!(found.is_empty(), "status names written outside their enums: {found:?}");
     }
 }

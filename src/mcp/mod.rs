@@ -152,10 +152,19 @@ pub enum Outcome {
     Complete(Value),
     /// A complete result already serialized: a JSON object, not empty.
     Serialized(String),
-    /// A multi-round-trip interim result (`resultType: "input_required"`).
+    /// A multi-round-trip interim result (`ResultType::InputRequired`).
     InputRequired(Value),
-    /// A task was created for the request (`resultType: "task"`, tasks extension).
+    /// A task was created for the request (`ResultType::Task`, tasks extension).
     Task(Value),
+}
+
+crate::domain::records::wire_enum! {
+    /// What a stateless-era result is (its `resultType`).
+    pub enum ResultType {
+        Complete = "complete",
+        InputRequired = "input_required",
+        Task = "task",
+    }
 }
 
 /// Everything a method handler may read about the request.
@@ -373,18 +382,20 @@ impl McpServer {
     /// already in their version's shape.
     fn decorate(&self, era: Era, method: Option<Method>, outcome: Outcome) -> Value {
         let (mut result, result_type) = match outcome {
-            Outcome::Complete(v) => (v, "complete"),
-            Outcome::InputRequired(v) => (v, "input_required"),
-            Outcome::Task(v) => (v, "task"),
+            Outcome::Complete(v) => (v, ResultType::Complete),
+            Outcome::InputRequired(v) => (v, ResultType::InputRequired),
+            Outcome::Task(v) => (v, ResultType::Task),
             // Serialized results are decorated by `decorate_serialized`.
-            Outcome::Serialized(text) => (crate::json::parse_strict(&text).unwrap_or(Value::Null), "complete"),
+            Outcome::Serialized(text) => {
+                (crate::json::parse_strict(&text).unwrap_or(Value::Null), ResultType::Complete)
+            }
         };
         if era != Era::Stateless {
             return result;
         }
         let Value::Object(object) = &mut result else { return result };
-        object.insert("resultType".into(), Value::from(result_type));
-        if result_type == "complete" && method.is_some_and(Method::is_cacheable) {
+        object.insert("resultType".into(), Value::from(result_type.as_str()));
+        if result_type == ResultType::Complete && method.is_some_and(Method::is_cacheable) {
             object.insert("ttlMs".into(), Value::from(0));
             object.insert("cacheScope".into(), Value::from("private"));
         }

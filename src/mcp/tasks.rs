@@ -31,7 +31,7 @@ use super::{Call, Outcome};
 use crate::api::error::ApiError;
 use crate::api::{self, ApiResponse, Ctx, Input, Op, Route, jobs};
 use crate::domain::Tenant;
-use crate::domain::records::{Job, JobErrorKind, JobStatus};
+use crate::domain::records::{DeliveryStatus, EmailStatus, Job, JobErrorKind, JobStatus, wire_enum};
 
 /// How long a task stays readable after it was created: jobs are kept at
 /// least this long (today they are never removed).
@@ -46,17 +46,31 @@ pub fn created(response: &ApiResponse) -> Option<Value> {
     response.job.as_ref().map(|job| Value::Object(envelope(job)))
 }
 
+wire_enum! {
+    /// A task's status, as the tasks extension names them (`input_required`
+    /// never: these tasks ask for nothing).
+    pub enum TaskStatus {
+        Working = "working",
+        InputRequired = "input_required",
+        Completed = "completed",
+        Failed = "failed",
+        Cancelled = "cancelled",
+    }
+}
+
 /// The task status of a job, and its message.
-fn task_status(job: &Job) -> (&'static str, String) {
+fn task_status(job: &Job) -> (TaskStatus, String) {
     match job.status {
-        JobStatus::Queued => ("working", "Queued; it starts shortly.".to_owned()),
-        JobStatus::Running => ("working", format!("Running (attempt {}).", job.attempts.max(1))),
-        JobStatus::Succeeded => ("completed", "Finished.".to_owned()),
+        JobStatus::Queued => (TaskStatus::Working, "Queued; it starts shortly.".to_owned()),
+        JobStatus::Running => (TaskStatus::Working, format!("Running (attempt {}).", job.attempts.max(1))),
+        JobStatus::Succeeded => (TaskStatus::Completed, "Finished.".to_owned()),
         JobStatus::Failed if job.error_kind == Some(JobErrorKind::Operation) => {
-            ("completed", "Finished: the operation could not be done.".to_owned())
+            (TaskStatus::Completed, "Finished: the operation could not be done.".to_owned())
         }
-        JobStatus::Failed => ("failed", "The service could not run it; starting it again may work.".to_owned()),
-        JobStatus::Cancelled => ("cancelled", "Cancelled before it ran; nothing was done.".to_owned()),
+        JobStatus::Failed => {
+            (TaskStatus::Failed, "The service could not run it; starting it again may work.".to_owned())
+        }
+        JobStatus::Cancelled => (TaskStatus::Cancelled, "Cancelled before it ran; nothing was done.".to_owned()),
     }
 }
 
@@ -65,7 +79,7 @@ fn envelope(job: &Job) -> Map<String, Value> {
     let (status, message) = task_status(job);
     let mut task = Map::new();
     task.insert("taskId".into(), Value::from(job.id.as_str()));
-    task.insert("status".into(), Value::from(status));
+    task.insert("status".into(), Value::from(status.as_str()));
     task.insert("statusMessage".into(), Value::from(message));
     task.insert("createdAt".into(), Value::from(job.created_at.as_str()));
     task.insert("lastUpdatedAt".into(), Value::from(job.updated_at.as_str()));
@@ -77,8 +91,8 @@ fn envelope(job: &Job) -> Map<String, Value> {
 /// What `tasks/get` answers: the task with its terminal payload inlined.
 pub fn detailed(job: &Job) -> Value {
     let mut task = envelope(job);
-    match task.get("status").and_then(Value::as_str) {
-        Some("completed") => {
+    match task_status(job).0 {
+        TaskStatus::Completed => {
             let failure = effect_failure(job);
             let mut body = Map::new();
             if let Some((code, message)) = &failure {
@@ -88,11 +102,11 @@ pub fn detailed(job: &Job) -> Value {
             let result = call_tool_result(ProtocolVersion::V2026_07_28, &Value::Object(body), failure.is_some());
             task.insert("result".into(), result);
         }
-        Some("failed") => {
+        TaskStatus::Failed => {
             let message = job.error.as_deref().unwrap_or("The job failed");
             task.insert("error".into(), json!({"code": -32603, "message": message}));
         }
-        _ => {}
+        TaskStatus::Working | TaskStatus::InputRequired | TaskStatus::Cancelled => {}
     }
     Value::Object(task)
 }
@@ -103,12 +117,12 @@ fn effect_failure(job: &Job) -> Option<(&'static str, String)> {
         return Some(("job_failed", job.error.clone().unwrap_or_else(|| "The job failed".into())));
     }
     let result = job.result.as_ref()?;
-    if result.get("status").and_then(Value::as_str) == Some("failed") {
+    if result.get("status").and_then(Value::as_str) == Some(EmailStatus::Failed.as_str()) {
         let why = result.get("error").and_then(Value::as_str).unwrap_or("no boleto was found");
         return Some(("extraction_failed", format!("The boleto could not be extracted: {why}")));
     }
     let delivery = result.get("delivery")?;
-    if delivery.get("status").and_then(Value::as_str) == Some("failed") {
+    if delivery.get("status").and_then(Value::as_str) == Some(DeliveryStatus::Failed.as_str()) {
         let why = match (
             delivery.get("status_code").and_then(Value::as_u64),
             delivery.get("error").and_then(Value::as_str),
@@ -206,9 +220,9 @@ fn not_cancellable(job: &Job) -> RpcError {
     let message = if job.status == JobStatus::Running {
         "Cannot cancel task: it is already running and cannot be stopped; follow it with tasks/get".to_owned()
     } else {
-        format!("Cannot cancel task: it is already in a terminal status ({status})")
+        format!("Cannot cancel task: it is already in a terminal status ({})", status.as_str())
     };
-    RpcError::invalid_params(message).with_data(json!({"taskId": job.id, "status": status}))
+    RpcError::invalid_params(message).with_data(json!({"taskId": job.id, "status": status.as_str()}))
 }
 
 #[cfg(test)]

@@ -218,7 +218,10 @@ async fn deliver(
 /// One EMF line per delivery attempt: `Deliveries` and `DeliveryLatency`, by
 /// outcome and event type.
 fn delivery_metrics(t: &Tenant, delivery: &Delivery) {
-    let outcome = if delivery.status == DeliveryStatus::Succeeded { "succeeded" } else { "failed" };
+    let outcome = match delivery.status {
+        DeliveryStatus::Succeeded => DeliveryStatus::Succeeded.as_str(),
+        DeliveryStatus::Pending | DeliveryStatus::Failed => DeliveryStatus::Failed.as_str(),
+    };
     #[expect(clippy::cast_precision_loss, reason = "a delivery lasts at most seconds: exact in f64")]
     let latency = delivery.duration_ms.unwrap_or(0) as f64;
     crate::telemetry::Emf {

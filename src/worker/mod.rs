@@ -124,7 +124,7 @@ pub async fn run(runner: &Runner, tenant: &Tenant, id: &str) -> Result<Ran, Stor
 /// by kind and outcome (`succeeded`, `failed_operation`, `failed_platform`).
 fn job_metrics(tenant: &Tenant, job: &Job, elapsed: Duration) {
     let outcome = match (job.status, job.error_kind) {
-        (JobStatus::Succeeded, _) => "succeeded",
+        (JobStatus::Succeeded, _) => JobStatus::Succeeded.as_str(),
         (_, Some(JobErrorKind::Operation)) => "failed_operation",
         _ => "failed_platform",
     };
