@@ -1,5 +1,6 @@
 //! The composition roots: what each binary builds once per container.
 //!
+//! - `configure`: the configuration and its logs and metrics, for both binaries.
 //! - `App::build` (the MCP/REST function, `serve`, the tests): configuration,
 //!   the DynamoDB client, the JWKS cache and verifier, the secrets, the
 //!   outbound client, the MCP server's static documents, handed to each layer
@@ -37,6 +38,25 @@ pub struct App {
     pub edge: Arc<Edge>,
     /// The job runner (the worker Lambda, or the local poller).
     pub runner: Arc<Runner>,
+}
+
+/// The configuration from the environment, with logs and metrics set up as
+/// it says; or `None` once the reason is on stderr and, on Lambda, reported
+/// as the init error (`report_init_error`).
+pub async fn configure() -> Option<Config> {
+    match Config::from_env() {
+        Ok(config) => {
+            crate::telemetry::init(config.log_format);
+            crate::telemetry::enable_metrics(config.metrics);
+            Some(config)
+        }
+        Err(error) => {
+            let message = format!("configuration error: {error}");
+            eprintln!("{message}");
+            report_init_error("ConfigurationError", &message).await;
+            None
+        }
+    }
 }
 
 /// On Lambda, reports a failed INIT (bad configuration, a client that could

@@ -15,7 +15,7 @@ use inbox::config::{Config, Mode};
 use inbox::dev::DevIssuer;
 #[cfg(feature = "dev")]
 use inbox::store::Store;
-use inbox::{App, edge, telemetry};
+use inbox::{App, edge};
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -24,17 +24,7 @@ async fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     inbox::sys::warm_crypto();
-    let config = match Config::from_env() {
-        Ok(config) => config,
-        Err(error) => {
-            let message = format!("configuration error: {error}");
-            eprintln!("{message}");
-            inbox::app::report_init_error("ConfigurationError", &message).await;
-            return ExitCode::FAILURE;
-        }
-    };
-    telemetry::init(config.log_format);
-    telemetry::enable_metrics(config.metrics);
+    let Some(config) = inbox::app::configure().await else { return ExitCode::FAILURE };
     let command = std::env::args().nth(1).unwrap_or_else(|| "serve".into());
     let outcome = match (command.as_str(), config.mode) {
         ("serve", Mode::Lambda) => run_lambda(config).await,

@@ -219,6 +219,7 @@ pub(crate) async fn finish(ctx: &Ctx<'_>, change: &Change<'_>, outcome: &Result<
 
 /// `GET /audit`: newest first; filters `subject`, `target_id`, `since`, `until`.
 pub static LIST: Operation = Operation {
+    summary: "The workspace's audit trail, newest first (workspace admins)",
     list: Some(|| {
         let when = |d| described(string(10, 40), d);
         vec![
@@ -236,7 +237,6 @@ pub static LIST: Operation = Operation {
     )),
     ..operation(
         "audit_list",
-        "The workspace's audit trail, newest first (workspace admins)",
         Verb::Get,
         "/audit",
         Needs::Role(Scope::AuditRead, Permission::Administer),
@@ -246,11 +246,11 @@ pub static LIST: Operation = Operation {
 
 /// `GET /audit/{id}`.
 pub static GET: Operation = Operation {
+    summary: "One audit record (workspace admins)",
     id_of: "audit record",
     answers: &[(StatusCode::OK, Shape::Data(Record::AuditRecord))],
     ..operation(
         "audit_get",
-        "One audit record (workspace admins)",
         Verb::Get,
         "/audit/{id}",
         Needs::Role(Scope::AuditRead, Permission::Administer),

@@ -35,10 +35,15 @@ pub static OPERATIONS: &[Op] = &[&LIST, &GET, &UPSERT, &UPDATE, &DELETE];
 const READ: Needs = Needs::Role(Scope::InboxesRead, Read);
 const WRITE: Needs = Needs::Role(Scope::InboxesWrite, Administer);
 
-/// What confirming a change of an inbox's sender policy does.
-const SENDER_POLICY_EFFECT: &str = "Who may send to this inbox changes: with sender_policy anyone, mail from every sender is accepted and processed; with allowed_only, only mail from the inbox's allowed senders is.";
+/// A tool whose call is confirmed by the user when it gives `sender_policy`
+/// (who may send to the inbox); without it, the change runs at once.
+const fn policy_tool(name: &'static str, title: &'static str, description: &'static str) -> Tool {
+    let effect = "Who may send to this inbox changes: with sender_policy anyone, mail from every sender is accepted and processed; with allowed_only, only mail from the inbox's allowed senders is.";
+    Tool { confirm_when: &["sender_policy"], ..Tool::destructive(name, title, description, effect) }
+}
 
 pub static LIST: Operation = Operation {
+    summary: "List inboxes",
     list: Some(|| {
         vec![("status", one_of(InboxStatus::NAMES)), ("q", described(string(1, 100), "Text to find in name or slug"))]
     }),
@@ -48,19 +53,19 @@ pub static LIST: Operation = Operation {
         "List inboxes",
         "List the workspace's inboxes. Filter by status or by text in the name or slug. Paginated: pass meta.next_cursor back as cursor.",
     )),
-    ..operation("inboxes_list", "List inboxes", Verb::Get, "/inboxes", READ, |ctx, input| Box::pin(list(ctx, input)))
+    ..operation("inboxes_list", Verb::Get, "/inboxes", READ, |ctx, input| Box::pin(list(ctx, input)))
 };
 
 pub static GET: Operation = Operation {
+    summary: "Get an inbox",
     id_of: "inbox",
     answers: &[(StatusCode::OK, Shape::Data(Record::Inbox))],
     tool: Some(Tool::read("inboxes_get", "Get inbox", "Fetch one inbox by id.")),
-    ..operation("inbox_get", "Get an inbox", Verb::Get, "/inboxes/{id}", READ, |ctx, input| {
-        Box::pin(get(ctx, input.id()))
-    })
+    ..operation("inbox_get", Verb::Get, "/inboxes/{id}", READ, |ctx, input| Box::pin(get(ctx, input.id())))
 };
 
 pub static UPSERT: Operation = Operation {
+    summary: "Create or update an inbox by slug",
     body: Some(|| {
         fields(
             json!({"slug": described(string(2, 63), "Lowercase letters, digits and -"), "name": string(1, 120),
@@ -70,21 +75,16 @@ pub static UPSERT: Operation = Operation {
         )
     }),
     answers: &[(StatusCode::CREATED, Shape::Data(Record::Inbox)), (StatusCode::OK, Shape::Data(Record::Inbox))],
-    tool: Some(Tool {
-        confirm_when: &["sender_policy"],
-        ..Tool::destructive(
-            "inboxes_upsert",
-            "Create or update inbox",
-            "Create the inbox with this slug, or update it when the slug exists. Omitted optional fields keep their value. Giving sender_policy changes who may send to the inbox: the user is asked to confirm.",
-            SENDER_POLICY_EFFECT,
-        )
-    }),
-    ..operation("inboxes_upsert", "Create or update an inbox by slug", Verb::Put, "/inboxes", WRITE, |ctx, input| {
-        Box::pin(upsert(ctx, input))
-    })
+    tool: Some(policy_tool(
+        "inboxes_upsert",
+        "Create or update inbox",
+        "Create the inbox with this slug, or update it when the slug exists. Omitted optional fields keep their value. Giving sender_policy changes who may send to the inbox: the user is asked to confirm.",
+    )),
+    ..operation("inboxes_upsert", Verb::Put, "/inboxes", WRITE, |ctx, input| Box::pin(upsert(ctx, input)))
 };
 
 pub static UPDATE: Operation = Operation {
+    summary: "Update an inbox",
     id_of: "inbox",
     body: Some(|| {
         let mut schema = fields(
@@ -95,21 +95,16 @@ pub static UPDATE: Operation = Operation {
         schema
     }),
     answers: &[(StatusCode::OK, Shape::Data(Record::Inbox))],
-    tool: Some(Tool {
-        confirm_when: &["sender_policy"],
-        ..Tool::destructive(
-            "inboxes_update",
-            "Update inbox",
-            "Change an inbox's name, status or sender policy. Give at least one of them. Giving sender_policy changes who may send to the inbox: the user is asked to confirm.",
-            SENDER_POLICY_EFFECT,
-        )
-    }),
-    ..operation("inbox_update", "Update an inbox", Verb::Patch, "/inboxes/{id}", WRITE, |ctx, input| {
-        Box::pin(update(ctx, input))
-    })
+    tool: Some(policy_tool(
+        "inboxes_update",
+        "Update inbox",
+        "Change an inbox's name, status or sender policy. Give at least one of them. Giving sender_policy changes who may send to the inbox: the user is asked to confirm.",
+    )),
+    ..operation("inbox_update", Verb::Patch, "/inboxes/{id}", WRITE, |ctx, input| Box::pin(update(ctx, input)))
 };
 
 pub static DELETE: Operation = Operation {
+    summary: "Delete an inbox (soft delete; frees the slug)",
     id_of: "inbox",
     answers: &[(StatusCode::OK, Shape::Deleted)],
     tool: Some(Tool::destructive(
@@ -118,14 +113,7 @@ pub static DELETE: Operation = Operation {
         "Soft-delete an inbox. Destructive: the user is asked to confirm.",
         "The inbox disappears from lists and reads and its slug becomes free; its e-mails are kept.",
     )),
-    ..operation(
-        "inbox_delete",
-        "Delete an inbox (soft delete; frees the slug)",
-        Verb::Delete,
-        "/inboxes/{id}",
-        WRITE,
-        |ctx, input| Box::pin(delete(ctx, input.id())),
-    )
+    ..operation("inbox_delete", Verb::Delete, "/inboxes/{id}", WRITE, |ctx, input| Box::pin(delete(ctx, input.id())))
 };
 
 async fn list(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {

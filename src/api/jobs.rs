@@ -23,6 +23,7 @@ use crate::sys::now_string;
 pub static OPERATIONS: &[Op] = &[&GET, &CANCEL];
 
 pub static GET: Operation = Operation {
+    summary: "Get a job (a long operation)",
     id_of: "job",
     answers: &[(StatusCode::OK, Shape::Data(Record::Job))],
     tool: Some(Tool::read(
@@ -32,7 +33,6 @@ pub static GET: Operation = Operation {
     )),
     ..operation(
         "job_get",
-        "Get a job (a long operation)",
         Verb::Get,
         "/jobs/{id}",
         Needs::Job { any: &[Scope::EmailsRead, Scope::WebhooksRead] },
@@ -42,13 +42,13 @@ pub static GET: Operation = Operation {
 
 /// Not a tool: an agent cancels through `tasks/cancel`.
 pub static CANCEL: Operation = Operation {
+    summary: "Cancel a queued job",
     id_of: "job",
     answers: &[(StatusCode::OK, Shape::Data(Record::Job))],
     may_change_nothing: true,
     replay_check: Some(|ctx, id| Box::pin(async move { cancellable(ctx, id).await.map(|_| ()) })),
     ..operation(
         "job_cancel",
-        "Cancel a queued job",
         Verb::Post,
         "/jobs/{id}/cancel",
         Needs::Job { any: &[Scope::EmailsWrite, Scope::WebhooksWrite] },

@@ -111,11 +111,10 @@ pub struct Operation {
     pub run: Handler,
 }
 
-/// The declaration's fields that every operation has; the rest default to
-/// "none" and are set with struct update syntax.
+/// The declaration's fields that every operation has; the rest (its
+/// `summary` first) are set with struct update syntax.
 pub const fn operation(
     name: &'static str,
-    summary: &'static str,
     method: Verb,
     template: &'static str,
     needs: Needs,
@@ -123,7 +122,7 @@ pub const fn operation(
 ) -> Operation {
     Operation {
         name,
-        summary,
+        summary: "",
         method,
         template,
         needs,

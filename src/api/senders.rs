@@ -34,6 +34,7 @@ pub static OPERATIONS: &[Op] = &[&LIST, &ADD, &REMOVE];
 const WRITE: Needs = Needs::Role(Scope::InboxesWrite, Administer);
 
 pub static LIST: Operation = Operation {
+    summary: "List an inbox's allowed senders",
     id_of: "inbox",
     list: Some(no_filters),
     answers: &[(StatusCode::OK, Shape::Page(Record::AllowedSender))],
@@ -44,7 +45,6 @@ pub static LIST: Operation = Operation {
     )),
     ..operation(
         "senders_list",
-        "List an inbox's allowed senders",
         Verb::Get,
         "/inboxes/{id}/senders",
         Needs::Role(Scope::InboxesRead, Read),
@@ -53,6 +53,7 @@ pub static LIST: Operation = Operation {
 };
 
 pub static ADD: Operation = Operation {
+    summary: "Allow a sender (address or @domain)",
     id_of: "inbox",
     body: Some(|| fields(json!({"sender": sender()}), &["sender"])),
     answers: &[
@@ -66,17 +67,11 @@ pub static ADD: Operation = Operation {
         "Allow an address (billing@acme.com) or a whole domain (@acme.com) to send to an inbox. Destructive: the user is asked to confirm.",
         "Mail from this sender will be accepted and processed instead of rejected.",
     )),
-    ..operation(
-        "senders_add",
-        "Allow a sender (address or @domain)",
-        Verb::Post,
-        "/inboxes/{id}/senders",
-        WRITE,
-        |ctx, input| Box::pin(add(ctx, input)),
-    )
+    ..operation("senders_add", Verb::Post, "/inboxes/{id}/senders", WRITE, |ctx, input| Box::pin(add(ctx, input)))
 };
 
 pub static REMOVE: Operation = Operation {
+    summary: "Stop allowing a sender",
     id_of: "inbox",
     answers: &[(StatusCode::OK, Shape::SenderDeleted)],
     tool: Some(Tool::destructive(
@@ -85,14 +80,9 @@ pub static REMOVE: Operation = Operation {
         "Remove a sender from an inbox's allowed list. Destructive: the user is asked to confirm.",
         "New mail from this sender will be rejected when the inbox accepts allowed senders only.",
     )),
-    ..operation(
-        "sender_remove",
-        "Stop allowing a sender",
-        Verb::Delete,
-        "/inboxes/{id}/senders/{sender}",
-        WRITE,
-        |ctx, input| Box::pin(remove(ctx, input.id(), input.sender())),
-    )
+    ..operation("sender_remove", Verb::Delete, "/inboxes/{id}/senders/{sender}", WRITE, |ctx, input| {
+        Box::pin(remove(ctx, input.id(), input.sender()))
+    })
 };
 
 async fn list(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {

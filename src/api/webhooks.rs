@@ -38,6 +38,7 @@ const ADMINISTER: Needs = Needs::Role(Scope::WebhooksWrite, Administer);
 const OPERATE: Needs = Needs::Role(Scope::WebhooksWrite, Operate);
 
 pub static LIST: Operation = Operation {
+    summary: "List webhooks",
     list: Some(no_filters),
     answers: &[(StatusCode::OK, Shape::Page(Record::Webhook))],
     tool: Some(Tool::read(
@@ -45,10 +46,11 @@ pub static LIST: Operation = Operation {
         "List webhooks",
         "List the workspace's webhooks (URL, events, status; never the secret).",
     )),
-    ..operation("webhooks_list", "List webhooks", Verb::Get, "/webhooks", READ, |ctx, input| Box::pin(list(ctx, input)))
+    ..operation("webhooks_list", Verb::Get, "/webhooks", READ, |ctx, input| Box::pin(list(ctx, input)))
 };
 
 pub static GET: Operation = Operation {
+    summary: "Get a webhook",
     id_of: "webhook",
     answers: &[(StatusCode::OK, Shape::Data(Record::Webhook))],
     tool: Some(Tool::read(
@@ -56,12 +58,11 @@ pub static GET: Operation = Operation {
         "Get webhook",
         "Fetch one webhook. Its secret is never shown, only its last 4 characters.",
     )),
-    ..operation("webhook_get", "Get a webhook", Verb::Get, "/webhooks/{id}", READ, |ctx, input| {
-        Box::pin(get(ctx, input.id()))
-    })
+    ..operation("webhook_get", Verb::Get, "/webhooks/{id}", READ, |ctx, input| Box::pin(get(ctx, input.id())))
 };
 
 pub static UPSERT: Operation = Operation {
+    summary: "Create or update a webhook by URL (a new secret is shown once)",
     body: Some(|| {
         fields(
             json!({"url": described(string(8, 2048), "https URL that receives the events"),
@@ -81,17 +82,11 @@ pub static UPSERT: Operation = Operation {
         "Create the webhook for this https URL, or update it when the URL exists. A new webhook's signing secret is in this response only. Destructive: the user is asked to confirm (the URL decides where the workspace's events go; status disabled stops them).",
         "The workspace's events (e-mail senders, amounts, due dates and bank lines) will be sent to this URL, signed with a secret returned once; for a URL already registered, its events, status or description change, and status disabled stops its notifications.",
     )),
-    ..operation(
-        "webhooks_upsert",
-        "Create or update a webhook by URL (a new secret is shown once)",
-        Verb::Put,
-        "/webhooks",
-        ADMINISTER,
-        |ctx, input| Box::pin(upsert(ctx, input)),
-    )
+    ..operation("webhooks_upsert", Verb::Put, "/webhooks", ADMINISTER, |ctx, input| Box::pin(upsert(ctx, input)))
 };
 
 pub static DELETE: Operation = Operation {
+    summary: "Delete a webhook (soft delete)",
     id_of: "webhook",
     answers: &[(StatusCode::OK, Shape::Deleted)],
     tool: Some(Tool::destructive(
@@ -100,17 +95,13 @@ pub static DELETE: Operation = Operation {
         "Soft-delete a webhook; it receives no more events. Destructive: the user is asked to confirm.",
         "The webhook stops receiving events and disappears from lists and reads.",
     )),
-    ..operation(
-        "webhook_delete",
-        "Delete a webhook (soft delete)",
-        Verb::Delete,
-        "/webhooks/{id}",
-        ADMINISTER,
-        |ctx, input| Box::pin(delete(ctx, input.id())),
-    )
+    ..operation("webhook_delete", Verb::Delete, "/webhooks/{id}", ADMINISTER, |ctx, input| {
+        Box::pin(delete(ctx, input.id()))
+    })
 };
 
 pub static TEST: Operation = Operation {
+    summary: "Send a webhook.test event (202 with a job)",
     id_of: "webhook",
     answers: &[(StatusCode::ACCEPTED, Shape::Accepted)],
     enqueues: true,
@@ -123,17 +114,13 @@ pub static TEST: Operation = Operation {
             "A signed webhook.test event is sent to the webhook's URL and recorded as a delivery.",
         )
     }),
-    ..operation(
-        "webhook_test",
-        "Send a webhook.test event (202 with a job)",
-        Verb::Post,
-        "/webhooks/{id}/test",
-        OPERATE,
-        |ctx, input| Box::pin(test(ctx, input.id())),
-    )
+    ..operation("webhook_test", Verb::Post, "/webhooks/{id}/test", OPERATE, |ctx, input| {
+        Box::pin(test(ctx, input.id()))
+    })
 };
 
 pub static ROTATE_SECRET: Operation = Operation {
+    summary: "Replace a webhook's signing secret (shown once)",
     id_of: "webhook",
     answers: &[(StatusCode::OK, Shape::Data(Record::WebhookWithSecret))],
     tool: Some(Tool {
@@ -145,17 +132,13 @@ pub static ROTATE_SECRET: Operation = Operation {
             "The old secret stops working at once: the receiver must be given the new one to keep verifying deliveries.",
         )
     }),
-    ..operation(
-        "webhook_rotate_secret",
-        "Replace a webhook's signing secret (shown once)",
-        Verb::Post,
-        "/webhooks/{id}/rotate_secret",
-        ADMINISTER,
-        |ctx, input| Box::pin(rotate_secret(ctx, input.id())),
-    )
+    ..operation("webhook_rotate_secret", Verb::Post, "/webhooks/{id}/rotate_secret", ADMINISTER, |ctx, input| {
+        Box::pin(rotate_secret(ctx, input.id()))
+    })
 };
 
 pub static DELIVERIES: Operation = Operation {
+    summary: "List a webhook's delivery attempts, newest first",
     id_of: "webhook",
     list: Some(no_filters),
     answers: &[(StatusCode::OK, Shape::Page(Record::Delivery))],
@@ -164,26 +147,23 @@ pub static DELIVERIES: Operation = Operation {
         "List webhook deliveries",
         "List a webhook's delivery attempts, newest first: status code, duration, error.",
     )),
-    ..operation(
-        "deliveries_list",
-        "List a webhook's delivery attempts, newest first",
-        Verb::Get,
-        "/webhooks/{id}/deliveries",
-        READ,
-        |ctx, input| Box::pin(deliveries(ctx, input)),
-    )
+    ..operation("deliveries_list", Verb::Get, "/webhooks/{id}/deliveries", READ, |ctx, input| {
+        Box::pin(deliveries(ctx, input))
+    })
 };
 
 /// One delivery attempt (REST only: an agent reads them in lists).
 pub static DELIVERY_GET: Operation = Operation {
+    summary: "Get a delivery attempt",
     id_of: "delivery",
     answers: &[(StatusCode::OK, Shape::Data(Record::Delivery))],
-    ..operation("delivery_get", "Get a delivery attempt", Verb::Get, "/webhook_deliveries/{id}", READ, |ctx, input| {
+    ..operation("delivery_get", Verb::Get, "/webhook_deliveries/{id}", READ, |ctx, input| {
         Box::pin(delivery(ctx, input.id()))
     })
 };
 
 pub static RESEND: Operation = Operation {
+    summary: "Resend a delivery as a new attempt (202 with a job)",
     id_of: "delivery",
     answers: &[(StatusCode::ACCEPTED, Shape::Accepted)],
     enqueues: true,
@@ -196,14 +176,9 @@ pub static RESEND: Operation = Operation {
             "The event is delivered again to the webhook's URL as a new attempt.",
         )
     }),
-    ..operation(
-        "delivery_resend",
-        "Resend a delivery as a new attempt (202 with a job)",
-        Verb::Post,
-        "/webhook_deliveries/{id}/resend",
-        OPERATE,
-        |ctx, input| Box::pin(resend(ctx, input.id())),
-    )
+    ..operation("delivery_resend", Verb::Post, "/webhook_deliveries/{id}/resend", OPERATE, |ctx, input| {
+        Box::pin(resend(ctx, input.id()))
+    })
 };
 
 fn not_found() -> ApiError {

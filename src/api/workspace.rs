@@ -17,10 +17,10 @@ use crate::store::InboxFilter;
 pub static OPERATIONS: &[Op] = &[&GET];
 
 pub static GET: Operation = Operation {
+    summary: "The workspace at a glance: inboxes and e-mail counts by status",
     answers: &[(StatusCode::OK, Shape::Data(Record::Workspace))],
     ..operation(
         "workspace",
-        "The workspace at a glance: inboxes and e-mail counts by status",
         Verb::Get,
         "/workspace",
         Needs::Handler {

@@ -4,29 +4,22 @@
 
 use std::process::ExitCode;
 
-use inbox::config::{Config, Mode};
+use inbox::config::Mode;
+use inbox::worker;
 use inbox::worker::Runner;
-use inbox::{telemetry, worker};
 use lambda_runtime::{LambdaEvent, service_fn};
 
 #[tokio::main]
 async fn main() -> ExitCode {
     inbox::sys::warm_crypto();
-    let config = match Config::from_env() {
-        Ok(config) if config.mode == Mode::Lambda => config,
-        Ok(_) => {
+    let config = match inbox::app::configure().await {
+        Some(config) if config.mode == Mode::Lambda => config,
+        Some(_) => {
             eprintln!("the worker runs on Lambda; locally, `serve` runs jobs in-process");
             return ExitCode::FAILURE;
         }
-        Err(error) => {
-            let message = format!("configuration error: {error}");
-            eprintln!("{message}");
-            inbox::app::report_init_error("ConfigurationError", &message).await;
-            return ExitCode::FAILURE;
-        }
+        None => return ExitCode::FAILURE,
     };
-    telemetry::init(config.log_format);
-    telemetry::enable_metrics(config.metrics);
     // Only what a job needs: no issuer keys, no edge (`app::build_runner`).
     let runner: &'static Runner = match inbox::app::build_runner(&config).await {
         Ok(runner) => Box::leak(Box::new(runner)),

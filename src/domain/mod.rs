@@ -8,6 +8,8 @@ pub mod ids;
 pub mod records;
 pub mod roles;
 pub mod scopes;
+#[cfg(test)]
+pub(crate) mod source;
 
 pub use ids::{OrgId, WorkspaceId};
 pub use roles::{Permission, Role};

@@ -369,22 +369,12 @@ mod tests {
             crate::mcp::tasks::TaskStatus::NAMES,
         ]
         .concat();
-        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let mut pending = vec![src];
         let mut found = Vec::new();
-        while let Some(dir) = pending.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    pending.push(path);
-                } else if path.extension().is_some_and(|e| e == "rs") {
-                    let text = std::fs::read_to_string(&path).unwrap();
-                    let code = without_enum_declarations(text.split("#[cfg(test)]").next().unwrap_or(""));
-                    for name in &names {
-                        if code.contains(&format!("\"{name}\"")) {
-                            found.push(format!("{}: {name}", path.display()));
-                        }
-                    }
+        for (path, code) in crate::domain::source::files() {
+            let code = without_enum_declarations(&code);
+            for name in &names {
+                if code.contains(&format!("\"{name}\"")) {
+                    found.push(format!("{}: {name}", path.display()));
                 }
             }
         }

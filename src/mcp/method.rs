@@ -115,22 +115,11 @@ mod tests {
     /// unit tests), a method is `Method::…`, never its name in quotes.
     #[test]
     fn no_method_name_is_written_outside_this_file() {
-        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let mut pending = vec![src];
         let mut found = Vec::new();
-        while let Some(dir) = pending.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    pending.push(path);
-                } else if path.extension().is_some_and(|e| e == "rs") && !path.ends_with("mcp/method.rs") {
-                    let text = std::fs::read_to_string(&path).unwrap();
-                    let code = text.split("#[cfg(test)]").next().unwrap_or("");
-                    for method in Method::ALL {
-                        if code.contains(&format!("\"{}\"", method.as_str())) {
-                            found.push(format!("{}: {}", path.display(), method.as_str()));
-                        }
-                    }
+        for (path, code) in crate::domain::source::files() {
+            for method in Method::ALL.iter().filter(|_| !path.ends_with("mcp/method.rs")) {
+                if code.contains(&format!("\"{}\"", method.as_str())) {
+                    found.push(format!("{}: {}", path.display(), method.as_str()));
                 }
             }
         }
