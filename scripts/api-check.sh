@@ -28,8 +28,10 @@ OUT=.local/api-check
 mkdir -p "$OUT"
 
 serve_for_tests "$OUT/server.log"
-# The demo admin with every person scope (audit:read included).
-TOKEN=$("$(bin_path)" dev-token)
+# The demo admin (who also holds org_admin in org_demo) with every person
+# scope and organization administration: every route is reachable.
+TOKEN=$(SCOPES="inboxes:read inboxes:write emails:read emails:write webhooks:read webhooks:write audit:read org:admin" \
+  "$(bin_path)" dev-token)
 
 start=$SECONDS
 status=0

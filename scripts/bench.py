@@ -358,6 +358,12 @@ def main():
         out.append(f"| `make build` {fn} bootstrap | {mib(raw)} |")
         if z:
             out.append(f"| `make build` {fn} bootstrap.zip | {mib(z)} |")
+    artefacts = os.path.join(ROOT, "bench/artefacts.md")
+    if os.path.exists(artefacts):
+        # Written by scripts/sizes.sh (two release builds, not part of this run).
+        with open(artefacts) as f:
+            out += ["", "The dev feature (development issuer, demo data, development subcommands), with and "
+                    "without: `scripts/sizes.sh`.", ""] + f.read().strip().split("\n")
     out += ["", "| DynamoDB round trips per request (method → status) | calls |", "|---|---:|"]
     for key in sorted(trips):
         out.append(f"| {key} | {', '.join(str(v) for v in sorted(trips[key]))} |")

@@ -25,7 +25,7 @@ LAYERS = {
     "api": 3, "worker": 3, "seed": 3,
     "mcp": 4, "config": 4,
     "edge": 5,
-    "app": 6,
+    "app": 6, "cli": 6,
 }
 
 SRC = Path(__file__).resolve().parent.parent / "src"

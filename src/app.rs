@@ -122,8 +122,11 @@ impl App {
         let secret = tokio::spawn(async move { crate::secret_store::signing_secrets(&source).await });
         let ((), store) = tokio::join!(prime, Store::connect(&config.store));
         let secrets = joined_secrets(secret).await?;
-        let verifier = Verifier::new(config.auth.issuer.clone(), jwks);
-        let mcp_resource = Resource::new(&config.mcp_resource, &config.auth.issuer, Scope::USER.to_vec());
+        let verifier = Verifier::new(config.auth.issuer.clone(), jwks).with_claims(config.auth.claims.clone());
+        let mut mcp_resource = Resource::new(&config.mcp_resource, &config.auth.issuer, Scope::USER.to_vec());
+        if let Some(audience) = &config.auth.mcp_audience {
+            mcp_resource.audience.clone_from(audience);
+        }
         let api_resource = Resource::new(&config.auth.api_audience, &config.auth.issuer, Scope::ALL.to_vec());
         let api = Services {
             store: store.clone(),

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use thiserror::Error;
 
+use crate::domain::OrgId;
 use crate::store::{StoreConfig, StoreTimeouts};
 pub use crate::telemetry::LogFormat;
 
@@ -82,6 +83,11 @@ pub struct AuthConfig {
     pub jwks_url: String,
     /// Audience of tokens for the REST API.
     pub api_audience: String,
+    /// Audience of tokens for the MCP endpoint when the identity provider
+    /// cannot put its resource URI in `aud` (`MCP_AUDIENCE`); `None`: the URI.
+    pub mcp_audience: Option<String>,
+    /// Where organization and scopes are found in a token.
+    pub claims: crate::auth::claims::ClaimRules,
     /// Least time between two JWKS fetches.
     pub jwks_min_refresh: Duration,
 }
@@ -174,6 +180,7 @@ impl Config {
             }
         };
         let api_audience = var("API_AUDIENCE").unwrap_or_else(|| default_api_audience(&mcp_resource));
+        let mcp_audience = var("MCP_AUDIENCE");
         let signing_secret_arn = var("SIGNING_SECRET_ARN");
         let signing_secrets = match (list("SIGNING_SECRET"), mode) {
             (secrets, _) if !secrets.is_empty() => secrets,
@@ -219,19 +226,11 @@ impl Config {
                 issuer,
                 jwks_url,
                 api_audience,
+                mcp_audience,
+                claims: claim_rules()?,
                 jwks_min_refresh: Duration::from_secs(parse_or("JWKS_MIN_REFRESH_SECS", 60)?),
             },
-            store: StoreConfig {
-                table: var("TABLE_NAME").unwrap_or_else(|| "kobana-inbox".into()),
-                region: var("AWS_REGION").unwrap_or_else(|| "us-east-1".into()),
-                endpoint: var("DYNAMODB_ENDPOINT"),
-                timeouts: StoreTimeouts {
-                    connect: millis("DYNAMODB_CONNECT_TIMEOUT_MS", StoreTimeouts::LAMBDA.connect)?,
-                    attempt: millis("DYNAMODB_ATTEMPT_TIMEOUT_MS", StoreTimeouts::LAMBDA.attempt)?,
-                    operation: millis("DYNAMODB_OPERATION_TIMEOUT_MS", StoreTimeouts::LAMBDA.operation)?,
-                    attempts: parse_or("DYNAMODB_MAX_ATTEMPTS", StoreTimeouts::LAMBDA.attempts)?,
-                },
-            },
+            store: store_from_env()?,
             request_timeout: millis("REQUEST_TIMEOUT_MS", DEFAULT_REQUEST_TIMEOUT)?,
             membership_cache: Duration::from_secs(parse_or("MEMBERSHIP_CACHE_SECS", 30)?),
             job_lease_secs: parse_or("JOB_LEASE_SECS", crate::worker::LEASE_SECS)?,
@@ -259,6 +258,8 @@ impl Config {
                 issuer: "http://127.0.0.1:3001".into(),
                 jwks_url: "http://127.0.0.1:3001/jwks.json".into(),
                 api_audience: format!("http://127.0.0.1:{port}/api/v1"),
+                mcp_audience: None,
+                claims: crate::auth::claims::ClaimRules::default(),
                 jwks_min_refresh: Duration::from_secs(60),
             },
             store: StoreConfig {
@@ -385,6 +386,54 @@ fn validate_resource(uri: &str) -> Result<(), ConfigError> {
         return Err(invalid("has no host"));
     }
     Ok(())
+}
+
+/// The table and how to reach it: `TABLE_NAME`, `AWS_REGION`,
+/// `DYNAMODB_ENDPOINT` and the `DYNAMODB_*` timeouts (what `admin` needs,
+/// without the rest of the configuration).
+pub fn store_from_env() -> Result<StoreConfig, ConfigError> {
+    Ok(StoreConfig {
+        table: var("TABLE_NAME").unwrap_or_else(|| "kobana-inbox".into()),
+        region: var("AWS_REGION").unwrap_or_else(|| "us-east-1".into()),
+        endpoint: var("DYNAMODB_ENDPOINT"),
+        timeouts: StoreTimeouts {
+            connect: millis("DYNAMODB_CONNECT_TIMEOUT_MS", StoreTimeouts::LAMBDA.connect)?,
+            attempt: millis("DYNAMODB_ATTEMPT_TIMEOUT_MS", StoreTimeouts::LAMBDA.attempt)?,
+            operation: millis("DYNAMODB_OPERATION_TIMEOUT_MS", StoreTimeouts::LAMBDA.operation)?,
+            attempts: parse_or("DYNAMODB_MAX_ATTEMPTS", StoreTimeouts::LAMBDA.attempts)?,
+        },
+    })
+}
+
+/// `AUDIENCE_CLAIM`, `ORG_CLAIM`, `ORG_ID`, `SCOPE_PREFIX` and `SCOPE_SEPARATOR` (see `auth::claims`).
+fn claim_rules() -> Result<crate::auth::claims::ClaimRules, ConfigError> {
+    let mut rules = crate::auth::claims::ClaimRules::default();
+    if let Some(claim) = var("AUDIENCE_CLAIM") {
+        rules.audience_claim = claim;
+    }
+    if let Some(claim) = var("ORG_CLAIM") {
+        rules.org_claim = claim;
+    }
+    if let Some(org) = var("ORG_ID") {
+        rules.fixed_org = Some(OrgId::parse(&org).ok_or_else(|| ConfigError::Invalid {
+            name: "ORG_ID",
+            reason: "must be 1 to 64 letters, digits, _ or -".into(),
+        })?);
+    }
+    rules.scope_prefix = var("SCOPE_PREFIX").unwrap_or_default();
+    if let Some(separator) = var("SCOPE_SEPARATOR") {
+        let mut chars = separator.chars();
+        rules.scope_separator = match (chars.next(), chars.next()) {
+            (Some(c), None) if !c.is_alphanumeric() && c != ' ' => c,
+            _ => {
+                return Err(ConfigError::Invalid {
+                    name: "SCOPE_SEPARATOR",
+                    reason: "must be one character that is not a letter, a digit or a space".into(),
+                });
+            }
+        };
+    }
+    Ok(rules)
 }
 
 #[cfg(test)]

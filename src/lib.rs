@@ -23,6 +23,7 @@
 pub mod api;
 pub mod app;
 pub mod auth;
+pub mod cli;
 pub mod config;
 #[cfg(feature = "dev")]
 pub mod dev;

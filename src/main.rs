@@ -23,6 +23,11 @@ async fn main() -> ExitCode {
         println!("{}", inbox::api::openapi::document());
         return ExitCode::SUCCESS;
     }
+    if std::env::args().nth(1).as_deref() == Some("admin") {
+        // Organization administration needs the table only, not the server's configuration.
+        let args: Vec<String> = std::env::args().skip(2).collect();
+        return inbox::cli::run(&args).await;
+    }
     inbox::sys::warm_crypto();
     let Some(config) = inbox::app::configure().await else { return ExitCode::FAILURE };
     let command = std::env::args().nth(1).unwrap_or_else(|| "serve".into());
@@ -65,9 +70,9 @@ async fn main() -> ExitCode {
 
 /// The subcommands of this build.
 #[cfg(feature = "dev")]
-const COMMANDS: &[&str] = &["serve", "openapi", "create-table", "seed", "dev-token", "invoke"];
+const COMMANDS: &[&str] = &["serve", "admin", "openapi", "create-table", "seed", "dev-token", "invoke"];
 #[cfg(not(feature = "dev"))]
-const COMMANDS: &[&str] = &["serve", "openapi"];
+const COMMANDS: &[&str] = &["serve", "admin", "openapi"];
 
 async fn build(config: Config) -> Result<App, String> {
     match App::build(config).await {

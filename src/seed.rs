@@ -10,11 +10,12 @@
 //!
 //! `svc_mailpipe` (a machine client) is registered as the mail pipeline of
 //! every workspace above, in each organization: the only subject that may
-//! ingest e-mails there.
+//! ingest e-mails there. `usr_admin` holds `org_admin` in `org_demo`, and
+//! `usr_other` in `org_other` (organization "Demo Co" and "Other Co").
 
 use crate::domain::records::{
-    AllowedSender, Attachment, Delivery, DeliveryStatus, Email, EmailStatus, EventType, Extracted, Inbox, InboxStatus,
-    Job, JobKind, JobStatus, SenderPolicy, Webhook, WebhookStatus,
+    AllowedSender, Attachment, Delivery, DeliveryStatus, Email, EmailStatus, EventType, Extracted, Grant, Inbox,
+    InboxStatus, Job, JobKind, JobStatus, Member, SenderPolicy, Webhook, WebhookStatus, Workspace, WorkspaceStatus,
 };
 use crate::domain::{OrgId, Role, Tenant, WorkspaceId};
 use crate::secrets::Secrets;
@@ -38,7 +39,7 @@ fn ids(org: &str, ws: &str) -> Result<(OrgId, WorkspaceId), StoreError> {
 
 fn tenant(org: &str, ws: &str) -> Result<Tenant, StoreError> {
     let (org, workspace) = ids(org, ws)?;
-    Ok(Tenant { org, workspace, role: Role::Admin })
+    Ok(Tenant::new(org, workspace, Role::Admin))
 }
 
 const T0: &str = "2026-11-20T09:00:00.000Z";
@@ -126,12 +127,35 @@ async fn create_webhook(store: &Store, secrets: &Secrets, t: &Tenant, w: Webhook
     store.insert_webhook(t, &StoredWebhook { webhook: w, secret_sealed: sealed }, None).await.map(|_| ())
 }
 
-pub async fn seed(store: &Store, secrets: &Secrets) -> Result<(), StoreError> {
-    let workspaces =
-        [(DEMO_ORG, "ws_main", "Main"), (DEMO_ORG, "ws_ops", "Operations"), (OTHER_ORG, "ws_other", "Other Co")];
-    for (org, ws, name) in workspaces {
-        let (org, ws) = ids(org, ws)?;
-        store.put_workspace(&org, &ws, name).await?;
+/// The demo organizations, their workspaces, people, administrators and
+/// mail pipelines, written with the store calls the administration
+/// operations make (counters and listings included), without audit records
+/// (demo data has none) and with fixed ids (tests name them).
+async fn seed_tenancy(store: &Store) -> Result<(), StoreError> {
+    for (org, name, admin) in [(DEMO_ORG, "Demo Co", "usr_admin"), (OTHER_ORG, "Other Co", "usr_other")] {
+        let (org, _) = ids(org, "ws_main")?;
+        store.set_org_name(&org, name, None).await?;
+        store.add_org_admin(&org, &Grant { subject: admin.into(), created_at: T0.into() }, None).await?;
+    }
+    let workspaces = [
+        (DEMO_ORG, "ws_main", "Main", "main"),
+        (DEMO_ORG, "ws_ops", "Operations", "operations"),
+        (OTHER_ORG, "ws_other", "Other Co", "other"),
+    ];
+    for (org, ws, name, slug) in workspaces {
+        let (org, id) = ids(org, ws)?;
+        if store.get_workspace(&org, &id).await?.is_some() {
+            continue;
+        }
+        let workspace = Workspace {
+            id: ws.into(),
+            name: name.into(),
+            slug: slug.into(),
+            status: WorkspaceStatus::Active,
+            created_at: T0.into(),
+            updated_at: T0.into(),
+        };
+        store.create_workspace(&org, &workspace, None).await?;
     }
     let members = [
         (DEMO_ORG, "usr_admin", "ws_main", Role::Admin),
@@ -141,14 +165,23 @@ pub async fn seed(store: &Store, secrets: &Secrets) -> Result<(), StoreError> {
         (OTHER_ORG, "usr_other", "ws_other", Role::Admin),
     ];
     for (org, sub, ws, role) in members {
-        let (org, ws) = ids(org, ws)?;
-        store.put_membership(&org, sub, &ws, role).await?;
+        let t = tenant(org, ws)?;
+        let previous = store.get_member(&t, sub).await?.map(|m| m.role);
+        if previous != Some(role) {
+            let member = Member { subject: sub.into(), role, updated_at: T0.into() };
+            store.set_member(&t, &member, previous, None).await?;
+        }
     }
     // Each organization's mail pipeline, registered for each of its workspaces.
     for (org, ws) in [(DEMO_ORG, "ws_main"), (DEMO_ORG, "ws_ops"), (OTHER_ORG, "ws_other")] {
-        let (org, ws) = ids(org, ws)?;
-        store.put_ingestion_client(&org, MAIL_PIPELINE, &ws).await?;
+        let grant = Grant { subject: MAIL_PIPELINE.into(), created_at: T0.into() };
+        store.register_pipeline(&tenant(org, ws)?, &grant, None).await?;
     }
+    Ok(())
+}
+
+pub async fn seed(store: &Store, secrets: &Secrets) -> Result<(), StoreError> {
+    seed_tenancy(store).await?;
 
     let main = tenant(DEMO_ORG, "ws_main")?;
     create_inbox(store, &main, &inbox("inb_bills", "bills", "Contas a pagar", SenderPolicy::AllowedOnly)).await?;

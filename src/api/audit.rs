@@ -147,7 +147,7 @@ impl Ctx<'_> {
         let at = crate::sys::now_string();
         let op = change.input.route.op;
         let action = match (self.origin.surface, self.origin.via) {
-            (Surface::Mcp, Some(via)) => via.to_owned(),
+            (Surface::Mcp | Surface::Cli, Some(via)) => via.to_owned(),
             _ => format!("{} {}", op.method.as_str(), op.template),
         };
         AuditRecord {
@@ -184,7 +184,7 @@ impl Ctx<'_> {
                 any.iter().any(|s| self.principal.has(*s)) && self.tenant.role.allows(Permission::Operate)
             }
             // `dispatch` runs only what `authorize` let through.
-            Needs::Role(..) | Needs::Scope(_) => true,
+            Needs::Role(..) | Needs::Scope(_) | Needs::Org(_) => true,
         }
     }
 }
@@ -218,17 +218,20 @@ pub(crate) async fn finish(ctx: &Ctx<'_>, change: &Change<'_>, outcome: &Result<
 }
 
 /// `GET /audit`: newest first; filters `subject`, `target_id`, `since`, `until`.
+/// The trail's filters (this list and the organization's, `super::org::AUDIT`).
+pub(super) fn filters() -> Vec<(&'static str, serde_json::Value)> {
+    let when = |d| described(string(10, 40), d);
+    vec![
+        ("subject", described(string(1, 255), "Only changes by this token subject")),
+        ("target_id", id("record changed")),
+        ("since", when("RFC 3339 time, inclusive, or a date (its midnight UTC)")),
+        ("until", when("RFC 3339 time, inclusive, or a date (its midnight UTC)")),
+    ]
+}
+
 pub static LIST: Operation = Operation {
     summary: "The workspace's audit trail, newest first (workspace admins)",
-    list: Some(|| {
-        let when = |d| described(string(10, 40), d);
-        vec![
-            ("subject", described(string(1, 255), "Only changes by this token subject")),
-            ("target_id", id("record changed")),
-            ("since", when("RFC 3339 time, inclusive, or a date (its midnight UTC)")),
-            ("until", when("RFC 3339 time, inclusive, or a date (its midnight UTC)")),
-        ]
-    }),
+    list: Some(filters),
     answers: &[(StatusCode::OK, Shape::Page(Record::AuditRecord))],
     tool: Some(Tool::read(
         "audit_list",
@@ -261,7 +264,7 @@ pub static GET: Operation = Operation {
 /// The operations of this module, in catalogue order.
 pub static OPERATIONS: &[Op] = &[&LIST, &GET];
 
-async fn list(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
+pub(super) async fn list(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
     let params = input.params(&["limit", "cursor", "subject", "target_id", "since", "until"])?;
     let mut filter = AuditFilter::default();
     if let Some(subject) = params.get("subject") {
@@ -272,7 +275,10 @@ async fn list(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError>
     }
     if let Some(target) = params.get("target_id") {
         if !is_record_id(target) {
-            return Err(invalid_parameter("target_id", "must be a record id (inb_…, eml_…, whk_…, dlv_…, job_…)"));
+            return Err(invalid_parameter(
+                "target_id",
+                "must be a record id (inb_…, eml_…, whk_…, dlv_…, job_…, ws_…)",
+            ));
         }
         filter.target_id = Some(target.clone());
     }
@@ -299,7 +305,7 @@ async fn list(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError>
 }
 
 /// The kinds of record a change can be about.
-const TARGETS: [Kind; 5] = [Kind::Inbox, Kind::Email, Kind::Webhook, Kind::Delivery, Kind::Job];
+const TARGETS: [Kind; 6] = [Kind::Inbox, Kind::Email, Kind::Webhook, Kind::Delivery, Kind::Job, Kind::Workspace];
 
 async fn get(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     let what = "Audit record";

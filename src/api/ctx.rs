@@ -60,6 +60,11 @@ impl Services {
     pub async fn resolve_pipeline(&self, principal: &Principal, header: Option<&str>) -> Result<Tenant, TenancyError> {
         tenancy::resolve_machine(&self.store, principal, header).await
     }
+
+    /// The organization, for its administrators (see `tenancy::resolve_org_admin`).
+    pub async fn resolve_org_admin(&self, principal: &Principal) -> Result<Tenant, TenancyError> {
+        tenancy::resolve_org_admin(&self.store, principal).await
+    }
 }
 
 impl From<TenancyError> for ApiError {
@@ -68,6 +73,11 @@ impl From<TenancyError> for ApiError {
         match error {
             TenancyError::Required { workspaces } => ApiError::WorkspaceRequired { workspaces: ids(workspaces) },
             TenancyError::NotFound { workspaces } => ApiError::WorkspaceNotFound { workspaces: ids(workspaces) },
+            TenancyError::NoMembership { org } => ApiError::NoMembership { org: org.to_string() },
+            TenancyError::NoWorkspace { org } => ApiError::NoWorkspace { org: org.to_string() },
+            TenancyError::NotOrgAdmin { org } => ApiError::Forbidden {
+                message: format!("You are not an administrator of organization {org} (org_admin)"),
+            },
             TenancyError::Store(e) => e.into(),
         }
     }

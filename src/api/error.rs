@@ -20,7 +20,8 @@ pub enum ApiError {
     #[error("no such route")]
     NoRoute,
     #[error("method not allowed")]
-    MethodNotAllowed { allow: &'static str },
+    /// `allow`: the methods the path has, in the declarations' order.
+    MethodNotAllowed { allow: String },
     #[error("{message}")]
     Conflict { code: &'static str, message: String },
     #[error("missing scope")]
@@ -33,6 +34,16 @@ pub enum ApiError {
     WorkspaceRequired { workspaces: Vec<String> },
     #[error("workspace not found")]
     WorkspaceNotFound { workspaces: Vec<String> },
+    /// The person belongs to no workspace of their organization.
+    #[error("no membership")]
+    NoMembership { org: String },
+    /// The organization has no workspace yet.
+    #[error("no workspace")]
+    NoWorkspace { org: String },
+    /// The workspace is archived: a change (409), or a read by someone who
+    /// is not its admin (403).
+    #[error("workspace archived")]
+    WorkspaceArchived { workspace: String, change: bool },
     #[error("service unavailable")]
     Unavailable,
 }
@@ -71,7 +82,12 @@ impl ApiError {
             ApiError::NotFound { .. } | ApiError::NoRoute => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Conflict { .. } => StatusCode::CONFLICT,
-            ApiError::InsufficientScope { .. } | ApiError::Forbidden { .. } => StatusCode::FORBIDDEN,
+            ApiError::InsufficientScope { .. }
+            | ApiError::Forbidden { .. }
+            | ApiError::NoMembership { .. }
+            | ApiError::NoWorkspace { .. } => StatusCode::FORBIDDEN,
+            ApiError::WorkspaceArchived { change: true, .. } => StatusCode::CONFLICT,
+            ApiError::WorkspaceArchived { change: false, .. } => StatusCode::FORBIDDEN,
             ApiError::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
         }
@@ -105,6 +121,28 @@ impl ApiError {
                 "workspace_not_found",
                 "No workspace with this X-Workspace-Id for you in this organization".into(),
                 json!({"header": "X-Workspace-Id", "workspaces": workspaces}),
+            ),
+            ApiError::NoMembership { org } => (
+                "no_membership",
+                format!("You have no workspace in organization {org}; ask an administrator to add you"),
+                json!({"organization": org}),
+            ),
+            ApiError::NoWorkspace { org } => (
+                "no_workspace",
+                format!(
+                    "Organization {org} has no workspace yet; an organization administrator creates one (POST /api/v1/org/workspaces)"
+                ),
+                json!({"organization": org}),
+            ),
+            ApiError::WorkspaceArchived { workspace, change: true } => (
+                "workspace_archived",
+                format!("Workspace {workspace} is archived: nothing in it can change"),
+                json!({"workspace": workspace}),
+            ),
+            ApiError::WorkspaceArchived { workspace, change: false } => (
+                "workspace_archived",
+                format!("Workspace {workspace} is archived: only its admins can read it"),
+                json!({"workspace": workspace}),
             ),
             ApiError::Unavailable => {
                 ("unavailable", "The service is temporarily unavailable; try again shortly".into(), json!({}))

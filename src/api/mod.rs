@@ -20,6 +20,7 @@ pub mod input;
 pub mod jobs;
 pub mod openapi;
 pub mod operation;
+pub mod org;
 pub mod page;
 pub mod schemas;
 pub mod senders;
@@ -87,6 +88,10 @@ pub enum Needs {
     /// (what the MCP listing filters on); `who`: the rule in words, for the
     /// OpenAPI document.
     Handler { any: &'static [Scope], who: &'static str },
+    /// Organization administration: this scope, and `org_admin` in the
+    /// caller's organization (checked when the edge resolves the
+    /// organization as the call's tenant, `tenancy::resolve_org_admin`).
+    Org(Scope),
     /// A job: its subject decides (an e-mail job needs the e-mail scope, a
     /// webhook or delivery job the webhook scope), checked by the handler
     /// once it has read the job, against the caller's job scopes
@@ -96,7 +101,7 @@ pub enum Needs {
 
 /// Every operation, in the order the MCP catalogue lists their tools: one
 /// list per module, each written beside the operations' handlers.
-pub static OPERATIONS: [&[Op]; 7] = [
+pub static OPERATIONS: [&[Op]; 8] = [
     inboxes::OPERATIONS,
     senders::OPERATIONS,
     emails::OPERATIONS,
@@ -104,6 +109,7 @@ pub static OPERATIONS: [&[Op]; 7] = [
     jobs::OPERATIONS,
     workspace::OPERATIONS,
     audit::OPERATIONS,
+    org::OPERATIONS,
 ];
 
 /// Every operation.
@@ -147,7 +153,7 @@ impl Route {
         if allowed.is_empty() {
             return Err(ApiError::NoRoute);
         }
-        Err(ApiError::MethodNotAllowed { allow: allow_header(&allowed) })
+        Err(ApiError::MethodNotAllowed { allow: allowed.join(", ") })
     }
 }
 
@@ -161,25 +167,13 @@ fn matches(template: &str, segments: &[String]) -> Option<(String, String)> {
     for (part, segment) in parts.iter().zip(segments) {
         match *part {
             "{id}" => id.clone_from(segment),
-            "{sender}" => sender.clone_from(segment),
+            // The second parameter: an allowed sender, or a token subject.
+            "{sender}" | "{sub}" => sender.clone_from(segment),
             literal if literal == segment => {}
             _ => return None,
         }
     }
     Some((id, sender))
-}
-
-/// The `Allow` value: the methods a path has, in the declarations' order.
-fn allow_header(methods: &[&str]) -> &'static str {
-    match methods {
-        ["GET", "PUT"] => "GET, PUT",
-        ["GET", "PATCH", "DELETE"] => "GET, PATCH, DELETE",
-        ["GET", "POST"] => "GET, POST",
-        ["GET", "DELETE"] => "GET, DELETE",
-        ["DELETE"] => "DELETE",
-        ["POST"] => "POST",
-        _ => "GET",
-    }
 }
 
 /// Checks that the caller has `scope` (403 `insufficient_scope`) and that the
@@ -235,6 +229,14 @@ pub fn authorize(ctx: &Ctx<'_>, op: Op) -> Result<Permit, ApiError> {
             return Err(ApiError::InsufficientScope { scopes: vec![scope] });
         }
         Needs::Scope(_) => {}
+        Needs::Org(scope) if !ctx.principal.has(scope) => {
+            return Err(ApiError::InsufficientScope { scopes: vec![scope] });
+        }
+        Needs::Org(_) if !ctx.tenant.is_organization() => {
+            tracing::error!(op = op.name, "organization administration outside the organization");
+            return Err(ApiError::Unavailable);
+        }
+        Needs::Org(_) => {}
         // The handler checks once it has read what the call is about.
         Needs::Handler { .. } | Needs::Job { .. } => {}
     }
@@ -247,7 +249,7 @@ pub fn authorize(ctx: &Ctx<'_>, op: Op) -> Result<Permit, ApiError> {
 /// be, so a key never lends the authority of the token that first used it.
 pub async fn authorize_replay(ctx: &Ctx<'_>, route: &Route) -> Result<(), ApiError> {
     match (route.op.needs, route.op.replay_check) {
-        (Needs::Role(..) | Needs::Scope(_), _) => Ok(()),
+        (Needs::Role(..) | Needs::Scope(_) | Needs::Org(_), _) => Ok(()),
         (Needs::Handler { .. } | Needs::Job { .. }, Some(check)) => check(ctx, &route.id).await,
         // A write authorized by its handler without a replay check: never
         // replay it unchecked.
@@ -277,6 +279,16 @@ pub async fn dispatch(ctx: &Ctx<'_>, permit: Permit, input: &Input<'_>) -> Resul
     if permit.op != op {
         tracing::error!(permitted = permit.op.name, route = op.name, "a permit for another operation");
         return Err(ApiError::Unavailable);
+    }
+    if ctx.tenant.archived {
+        // An archived workspace: its admins read it, nothing in it changes.
+        let workspace = ctx.tenant.workspace.to_string();
+        if op.is_write() {
+            return Err(ApiError::WorkspaceArchived { workspace, change: true });
+        }
+        if ctx.tenant.role != crate::domain::Role::Admin {
+            return Err(ApiError::WorkspaceArchived { workspace, change: false });
+        }
     }
     if !op.is_write() {
         return run(ctx, input).await;
@@ -326,12 +338,12 @@ mod tests {
         let mut names = std::collections::HashSet::new();
         for op in operations() {
             assert!(names.insert(op.name), "{} declared twice", op.name);
-            let path = op.template.replace("{id}", "p1").replace("{sender}", "p2");
+            let path = op.template.replace("{id}", "p1").replace("{sender}", "p2").replace("{sub}", "p2");
             let route = Route::parse(op.method.as_str(), &path).unwrap();
             assert_eq!(route.op, op, "{} {}", op.method.as_str(), op.template);
             let (id, sender) = (
                 if op.template.contains("{id}") { "p1" } else { "" },
-                if op.template.contains("{sender}") { "p2" } else { "" },
+                if op.template.contains("{sender}") || op.template.contains("{sub}") { "p2" } else { "" },
             );
             assert_eq!((route.id.as_str(), route.sender.as_str()), (id, sender));
             assert_eq!(op.template.contains("{id}"), !op.id_of.is_empty(), "{} names its id", op.name);
@@ -343,14 +355,14 @@ mod tests {
             );
             assert!(!op.answers.is_empty(), "{} has answers", op.name);
         }
-        assert_eq!(names.len(), 27);
+        assert_eq!(names.len(), 43);
     }
 
     #[test]
     fn an_encoded_slash_stays_inside_its_parameter() {
         let route = Route::parse("GET", "/inboxes/a%2Fsenders").unwrap();
         assert_eq!((route.op, route.id.as_str()), (&inboxes::GET, "a/senders"));
-        assert!(matches!(Route::parse("PUT", "/emails"), Err(ApiError::MethodNotAllowed { allow: "GET" })));
+        assert!(matches!(Route::parse("PUT", "/emails"), Err(ApiError::MethodNotAllowed { allow }) if allow == "GET"));
         assert!(matches!(Route::parse("GET", "/nope"), Err(ApiError::NoRoute)));
     }
 }

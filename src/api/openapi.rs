@@ -136,6 +136,13 @@ fn security(op: Op) -> (Value, String) {
             format!("Scope `{}`: the organization's mail pipeline (a machine client, no role).", scope.as_str()),
         ),
         Needs::Handler { any, who } => (json!([{"bearer": names(any)}]), who.to_owned()),
+        Needs::Org(scope) => (
+            json!([{"bearer": [scope.as_str()]}]),
+            format!(
+                "Scope `{}`, and the caller holds `org_admin` in the token's organization (organization administration; no workspace header).",
+                scope.as_str()
+            ),
+        ),
         Needs::Job { any } => {
             let alternatives: Vec<Value> = any.iter().map(|s| json!({"bearer": [s.as_str()]})).collect();
             let verb = if op.is_write() { "write scope; role operator" } else { "read scope; role viewer" };
@@ -152,6 +159,7 @@ fn tag(template: &str) -> &'static str {
         Some("webhooks" | "webhook_deliveries") => "webhooks",
         Some("jobs") => "jobs",
         Some("audit") => "audit",
+        Some("org") => "organization",
         _ => "workspace",
     }
 }

@@ -18,7 +18,8 @@ use serde_json::{Map, Value, json};
 
 use super::Op;
 use crate::domain::records::{
-    DeliveryStatus, EmailStatus, EventType, InboxStatus, JobErrorKind, JobKind, JobStatus, SenderPolicy, WebhookStatus,
+    DeliveryStatus, EmailStatus, EventType, InboxStatus, JobErrorKind, JobKind, JobStatus, SenderPolicy, Surface,
+    WebhookStatus, WorkspaceStatus,
 };
 
 /// The events a webhook may subscribe to.
@@ -115,7 +116,15 @@ pub fn path_params(op: Op) -> Vec<(&'static str, Value)> {
     if op.template.contains("{sender}") {
         params.push(("sender", sender()));
     }
+    if op.template.contains("{sub}") {
+        params.push(("sub", subject()));
+    }
     params
+}
+
+/// A token subject (`sub`): a person or a machine client.
+pub(super) fn subject() -> Value {
+    described(string(1, 255), "The token subject (sub) of the person or machine client")
 }
 
 /// An allowed sender, as a path parameter or a body field.
@@ -138,7 +147,11 @@ pub fn body(op: Op) -> Option<Value> {
 // ---------------------------------------------------------------- records
 
 /// The records the API shows, by name (the OpenAPI components).
-pub const RECORDS: [Record; 10] = [
+pub const RECORDS: [Record; 14] = [
+    Record::Organization,
+    Record::OrgWorkspace,
+    Record::Member,
+    Record::Grant,
     Record::Inbox,
     Record::AllowedSender,
     Record::Email,
@@ -153,6 +166,10 @@ pub const RECORDS: [Record; 10] = [
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Record {
+    Organization,
+    OrgWorkspace,
+    Member,
+    Grant,
     Inbox,
     AllowedSender,
     Email,
@@ -168,6 +185,10 @@ pub enum Record {
 impl Record {
     pub fn name(self) -> &'static str {
         match self {
+            Record::Organization => "Organization",
+            Record::OrgWorkspace => "OrgWorkspace",
+            Record::Member => "Member",
+            Record::Grant => "Grant",
             Record::Inbox => "Inbox",
             Record::AllowedSender => "AllowedSender",
             Record::Email => "Email",
@@ -184,6 +205,22 @@ impl Record {
     /// The record's schema, whole.
     pub fn schema(self) -> Value {
         match self {
+            Record::Organization => strict(json!({"id": text(), "name": text()}), &[]),
+            Record::OrgWorkspace => strict(
+                json!({"id": described(text(), "ws_…, chosen by the server"), "name": text(),
+                       "slug": described(text(), "Unique in the organization; never changes"),
+                       "status": one_of(WorkspaceStatus::NAMES), "created_at": time(), "updated_at": time()}),
+                &[],
+            ),
+            Record::Member => strict(
+                json!({"subject": described(text(), "The person's token subject (sub)"),
+                       "role": one_of(&crate::domain::Role::NAMES), "updated_at": time()}),
+                &[],
+            ),
+            Record::Grant => strict(
+                json!({"subject": described(text(), "The token subject (sub) it is granted to"), "created_at": time()}),
+                &[],
+            ),
             Record::Inbox => strict(
                 json!({"id": text(), "slug": text(), "name": text(), "status": one_of(InboxStatus::NAMES),
                        "sender_policy": one_of(SenderPolicy::NAMES), "created_at": time(), "updated_at": time()}),
@@ -250,8 +287,8 @@ impl Record {
                        "request_id": text(), "organization": text(), "workspace": text(),
                        "subject": described(text(), "The token's sub: the person, or the mail pipeline's client"),
                        "client": nullable(strict(json!({"name": text(), "version": text()}), &[])),
-                       "surface": one_of(&["rest", "mcp"]),
-                       "action": described(text(), "The tool (or tasks/cancel) for mcp; METHOD /route for rest"),
+                       "surface": one_of(Surface::NAMES),
+                       "action": described(text(), "The tool (or tasks/cancel) for mcp; METHOD /route for rest; the command (admin member set) for cli"),
                        "operation": described(text(), "The API operation, the same from either surface"),
                        "target_id": nullable(text()),
                        "arguments_digest": described(json!({"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"}), "SHA-256 of the operation's arguments, never the arguments"),
@@ -291,6 +328,8 @@ pub enum Shape {
     Deleted,
     /// `{"data": {"inbox_id", "sender", "deleted": true}}`
     SenderDeleted,
+    /// `{"data": {"subject", "deleted": true}}`: a grant taken away.
+    Revoked,
 }
 
 /// How records appear inside a shape: whole (tool schemas) or as references
@@ -329,6 +368,7 @@ impl Shape {
             Shape::SenderDeleted => {
                 data(strict(json!({"inbox_id": text(), "sender": text(), "deleted": {"const": true}}), &[]))
             }
+            Shape::Revoked => data(strict(json!({"subject": text(), "deleted": {"const": true}}), &[])),
         }
     }
 }
@@ -350,7 +390,8 @@ pub fn error_statuses(op: Op) -> Vec<u16> {
         // Idempotency-Key conflicts, state conflicts; bodies over 1 MiB.
         statuses.extend([409, 413]);
     }
-    if op.takes_body() || op.takes_query() {
+    // A token subject in the path is checked like a value (`{sub}`: 422 naming it).
+    if op.takes_body() || op.takes_query() || op.template.contains("{sub}") {
         statuses.push(422);
     }
     statuses.extend([429, 503]);

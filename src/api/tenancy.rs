@@ -5,7 +5,13 @@
 //! than one workspace and optional when it has exactly one. A workspace the
 //! caller is not a member of — including every workspace of another
 //! organization, which cannot even be addressed under the caller's tenant
-//! prefix — is "not found", never "forbidden".
+//! prefix — is "not found", never "forbidden". A person with no membership
+//! at all in the organization is told so (`NoMembership`), and so is one
+//! whose organization has no workspace yet (`NoWorkspace`): what the first
+//! user of a new deployment sees, with what to do about it.
+//!
+//! Organization administration (`Needs::OrgAdmin`) acts on the organization
+//! itself: its callers hold `org_admin` there (`resolve_org_admin`).
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -15,7 +21,7 @@ use std::time::{Duration, Instant};
 use crate::auth::Principal;
 pub use crate::domain::Tenant;
 use crate::domain::{OrgId, Role, WorkspaceId};
-use crate::store::{Store, StoreError};
+use crate::store::{OrgWorkspaces, Store, StoreError};
 
 pub const HEADER: &str = "x-workspace-id";
 /// The header as documented to users.
@@ -29,6 +35,15 @@ pub enum TenancyError {
     /// The named workspace does not exist for this caller.
     #[error("workspace not found")]
     NotFound { workspaces: Vec<WorkspaceId> },
+    /// The person belongs to no workspace of the organization.
+    #[error("no membership")]
+    NoMembership { org: OrgId },
+    /// The organization has no workspace at all (or does not exist yet).
+    #[error("no workspace")]
+    NoWorkspace { org: OrgId },
+    /// Organization administration by someone who does not hold `org_admin`.
+    #[error("not an organization administrator")]
+    NotOrgAdmin { org: OrgId },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -41,7 +56,7 @@ pub enum TenancyError {
 pub struct MembershipCache {
     ttl: Duration,
     people: Expiring<(OrgId, String), Vec<(WorkspaceId, Role)>>,
-    orgs: Expiring<OrgId, Vec<WorkspaceId>>,
+    orgs: Expiring<OrgId, OrgWorkspaces>,
 }
 
 /// Values with the time they were read.
@@ -65,8 +80,8 @@ impl MembershipCache {
         cached(&self.people, key, self.ttl, async || store.memberships(&principal.org, &principal.sub).await).await
     }
 
-    /// Every workspace of the organization (one read when cold).
-    async fn workspaces(&self, store: &Store, org: &OrgId) -> Result<Arc<Vec<WorkspaceId>>, StoreError> {
+    /// Every workspace of the organization, and those archived (one read when cold).
+    async fn workspaces(&self, store: &Store, org: &OrgId) -> Result<Arc<OrgWorkspaces>, StoreError> {
         cached(&self.orgs, org.clone(), self.ttl, async || store.org_workspaces(org).await).await
     }
 }
@@ -95,9 +110,10 @@ async fn cached<K: Eq + Hash, V>(
     Ok(value)
 }
 
-/// Resolves the tenant from the person's memberships (and, without the
-/// header, the organization's workspaces): no round trip when warm, one
-/// round of reads in parallel when cold.
+/// Resolves the tenant from the person's memberships and the organization's
+/// workspaces: no round trip when warm, one round of reads in parallel when
+/// cold. An archived workspace resolves, marked so (`Tenant::archived`): what
+/// may still be done there is the operation's to say.
 pub async fn resolve(
     store: &Store,
     cache: &MembershipCache,
@@ -105,20 +121,29 @@ pub async fn resolve(
     header: Option<&str>,
 ) -> Result<Tenant, TenancyError> {
     let org = &principal.org;
-    let tenant = |(workspace, role): (WorkspaceId, Role)| Tenant { org: org.clone(), workspace, role };
+    let (all, mine) = tokio::join!(cache.workspaces(store, org), cache.memberships(store, principal));
+    let (all, mine) = (all?, mine?);
+    let tenant = |(workspace, role): (WorkspaceId, Role)| Tenant {
+        org: org.clone(),
+        archived: all.archived.contains(&workspace),
+        workspace,
+        role,
+    };
+    // Only workspaces that exist count (a membership outlives nothing, but be strict).
+    let mine: Vec<(WorkspaceId, Role)> = mine.iter().filter(|(ws, _)| all.all.contains(ws)).cloned().collect();
     let ids = |mine: &[(WorkspaceId, Role)]| mine.iter().map(|(ws, _)| ws.clone()).collect::<Vec<_>>();
+    if all.all.is_empty() {
+        return Err(TenancyError::NoWorkspace { org: org.clone() });
+    }
+    if mine.is_empty() {
+        return Err(TenancyError::NoMembership { org: org.clone() });
+    }
     if let Some(value) = header {
-        let mine = cache.memberships(store, principal).await?;
         let found = WorkspaceId::parse(value).and_then(|ws| mine.iter().find(|(w, _)| *w == ws).cloned());
         return found.map(tenant).ok_or_else(|| TenancyError::NotFound { workspaces: ids(&mine) });
     }
-    let (all, mine) = tokio::join!(cache.workspaces(store, org), cache.memberships(store, principal));
-    let (all, mine) = (all?, mine?);
-    match all.as_slice() {
-        [only] => match mine.iter().find(|(ws, _)| ws == only) {
-            Some(found) => Ok(tenant(found.clone())),
-            None => Err(TenancyError::NotFound { workspaces: Vec::new() }),
-        },
+    match (all.all.as_slice(), mine.as_slice()) {
+        ([_], [only]) => Ok(tenant(only.clone())),
         _ => Err(TenancyError::Required { workspaces: ids(&mine) }),
     }
 }
@@ -136,20 +161,34 @@ pub async fn resolve_machine(
     header: Option<&str>,
 ) -> Result<Tenant, TenancyError> {
     let (org, sub) = (&principal.org, principal.sub.as_str());
-    let tenant = |workspace| Tenant { org: org.clone(), workspace, role: crate::domain::Role::Viewer };
-    if let Some(value) = header {
-        if let Some(ws) = WorkspaceId::parse(value)
-            && store.is_ingestion_client(org, sub, &ws).await?
-        {
-            return Ok(tenant(ws));
-        }
-        return Err(TenancyError::NotFound { workspaces: store.ingestion_workspaces(org, sub).await? });
-    }
     let (all, registered) = tokio::join!(store.org_workspaces(org), store.ingestion_workspaces(org, sub));
     let (all, registered) = (all?, registered?);
-    match all.as_slice() {
+    let tenant = |workspace: WorkspaceId| Tenant {
+        org: org.clone(),
+        archived: all.archived.contains(&workspace),
+        workspace,
+        role: Role::Viewer,
+    };
+    if let Some(value) = header {
+        return match WorkspaceId::parse(value).filter(|ws| registered.contains(ws)) {
+            Some(ws) => Ok(tenant(ws)),
+            None => Err(TenancyError::NotFound { workspaces: registered }),
+        };
+    }
+    match all.all.as_slice() {
         [only] if registered.contains(only) => Ok(tenant(only.clone())),
         [_] => Err(TenancyError::NotFound { workspaces: registered }),
         _ => Err(TenancyError::Required { workspaces: registered }),
+    }
+}
+
+/// The organization itself, for a caller who holds `org_admin` there (one
+/// read, never cached: taking the role away takes effect at once).
+pub async fn resolve_org_admin(store: &Store, principal: &Principal) -> Result<Tenant, TenancyError> {
+    let org = &principal.org;
+    if store.is_org_admin(org, &principal.sub).await? {
+        Ok(Tenant::organization(org.clone()))
+    } else {
+        Err(TenancyError::NotOrgAdmin { org: org.clone() })
     }
 }

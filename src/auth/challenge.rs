@@ -11,8 +11,11 @@ use crate::domain::scopes::join;
 /// What a resource publishes about itself.
 #[derive(Debug, Clone)]
 pub struct Resource {
-    /// The canonical URI (the audience tokens must carry).
+    /// The canonical URI.
     pub uri: String,
+    /// The audience its tokens must carry: the URI, unless the identity
+    /// provider names resources otherwise (`MCP_AUDIENCE`).
+    pub audience: String,
     /// Where its metadata document is served.
     pub metadata_url: String,
     pub issuer: String,
@@ -32,6 +35,7 @@ impl Resource {
         };
         Resource {
             uri: uri.to_owned(),
+            audience: uri.to_owned(),
             metadata_url: format!("{origin}/.well-known/oauth-protected-resource{path}"),
             issuer: issuer.to_owned(),
             default_scopes,

@@ -3,6 +3,7 @@
 //! `WWW-Authenticate` challenges. Knows nothing of MCP, REST or storage.
 
 pub mod challenge;
+pub mod claims;
 pub mod jwks;
 pub mod token;
 

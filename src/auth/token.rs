@@ -9,9 +9,9 @@ use std::sync::Mutex;
 use jsonwebtoken::{Algorithm, Validation, decode, decode_header};
 use serde::Deserialize;
 
+use super::claims::ClaimRules;
 use super::jwks::{JwksCache, JwksError};
 use super::{AuthError, Principal};
-use crate::domain::{OrgId, Scopes};
 
 /// Clock skew tolerated on `exp`, `nbf` and `iat`, in seconds.
 pub const LEEWAY_SECS: u64 = 60;
@@ -21,6 +21,7 @@ const ALLOWED: [Algorithm; 3] = [Algorithm::RS256, Algorithm::ES256, Algorithm::
 pub struct Verifier {
     issuer: String,
     pub jwks: JwksCache,
+    rules: ClaimRules,
     /// Tokens already verified, by SHA-256 of audience and token: a client
     /// sends the same token with every request, and the signature check is
     /// most of a cheap request's CPU. Kept until the token expires, at most
@@ -41,27 +42,25 @@ pub const VERIFIED_SECS: u64 = 300;
 const MAX_VERIFIED: usize = 10_000;
 
 #[derive(Deserialize)]
-#[serde(untagged)]
-enum OneOrMany {
-    One(String),
-    Many(Vec<String>),
-}
-
-#[derive(Deserialize)]
 struct Claims {
     iss: String,
     sub: String,
-    aud: OneOrMany,
-    org_id: Option<String>,
-    scope: Option<String>,
-    scp: Option<Vec<String>>,
     iat: Option<u64>,
     exp: u64,
+    /// Everything else: where the organization and the scopes are found
+    /// depends on the identity provider (`ClaimRules`).
+    #[serde(flatten)]
+    rest: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Verifier {
     pub fn new(issuer: String, jwks: JwksCache) -> Self {
-        Self { issuer, jwks, verified: Mutex::new(HashMap::new()) }
+        Self { issuer, jwks, rules: ClaimRules::default(), verified: Mutex::new(HashMap::new()) }
+    }
+
+    /// Reads organization and scopes as `rules` say.
+    pub fn with_claims(self, rules: ClaimRules) -> Self {
+        Self { rules, ..self }
     }
 
     pub fn issuer(&self) -> &str {
@@ -113,7 +112,9 @@ impl Verifier {
         validation.set_issuer(&[&self.issuer]);
         // The audience is compared below, after normalisation.
         validation.validate_aud = false;
-        validation.set_required_spec_claims(&["exp", "iss", "sub", "aud"]);
+        // `aud`, or the claim this deployment's provider names its audience
+        // in (`ClaimRules::audiences`), is required below.
+        validation.set_required_spec_claims(&["exp", "iss", "sub"]);
         let data = decode::<Claims>(token, &key.key, &validation).map_err(|e| {
             use jsonwebtoken::errors::ErrorKind;
             AuthError::InvalidToken(match e.kind() {
@@ -130,10 +131,10 @@ impl Verifier {
             return Err(AuthError::InvalidToken("The access token issuer is not trusted"));
         }
         let wanted = normalise(audience);
-        let audiences = match claims.aud {
-            OneOrMany::One(a) => vec![a],
-            OneOrMany::Many(a) => a,
-        };
+        let audiences = self.rules.audiences(&claims.rest);
+        if audiences.is_empty() {
+            return Err(AuthError::InvalidToken("The access token lacks a required claim"));
+        }
         if !audiences.iter().any(|a| normalise(a) == wanted) {
             return Err(AuthError::InvalidToken("The access token is not meant for this resource"));
         }
@@ -143,16 +144,11 @@ impl Verifier {
         if claims.sub.is_empty() {
             return Err(AuthError::InvalidToken("The access token has an empty subject"));
         }
-        let org = claims
-            .org_id
-            .as_deref()
-            .and_then(OrgId::parse)
-            .ok_or(AuthError::InvalidToken("The access token has no valid org_id"))?;
-        let scopes = match (&claims.scope, &claims.scp) {
-            (Some(scope), _) => Scopes::from_names(scope.split(' ')),
-            (None, Some(scp)) => Scopes::from_names(scp.iter().map(String::as_str)),
-            (None, None) => Scopes::default(),
-        };
+        let org = self
+            .rules
+            .organization(&claims.rest)
+            .ok_or(AuthError::InvalidToken("The access token names no valid organization"))?;
+        let scopes = self.rules.scopes(&claims.rest);
         Ok((Principal::new(claims.iss, claims.sub, org, scopes), claims.exp))
     }
 }

@@ -35,6 +35,14 @@ macro_rules! tenant_id {
 tenant_id!(OrgId);
 tenant_id!(WorkspaceId);
 
+impl WorkspaceId {
+    /// Where an organization's own changes are recorded (`Tenant::organization`):
+    /// a well-formed id no workspace has, since the server names workspaces `ws_…`.
+    pub fn org_trail() -> WorkspaceId {
+        WorkspaceId("_org".to_owned())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -58,6 +66,7 @@ pub enum Kind {
     Job,
     Event,
     Audit,
+    Workspace,
 }
 
 impl Kind {
@@ -70,6 +79,7 @@ impl Kind {
             Kind::Job => "job",
             Kind::Event => "evt",
             Kind::Audit => "aud",
+            Kind::Workspace => "ws",
         }
     }
 }

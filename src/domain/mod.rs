@@ -22,6 +22,27 @@ pub struct Tenant {
     pub org: OrgId,
     pub workspace: WorkspaceId,
     pub role: Role,
+    /// The workspace is archived: its admins read it, nothing changes in it.
+    pub archived: bool,
+}
+
+impl Tenant {
+    /// A workspace acted on with `role`, not archived.
+    pub fn new(org: OrgId, workspace: WorkspaceId, role: Role) -> Tenant {
+        Tenant { org, workspace, role, archived: false }
+    }
+
+    /// The organization itself, for its administrators: the changes made to
+    /// it (workspaces created, administrators added) have their audit trail
+    /// under a workspace id no workspace can have (`ORG_TRAIL`: ids the
+    /// server chooses begin with `ws_`).
+    pub fn organization(org: OrgId) -> Tenant {
+        Tenant::new(org, WorkspaceId::org_trail(), Role::Admin)
+    }
+
+    pub fn is_organization(&self) -> bool {
+        self.workspace == WorkspaceId::org_trail()
+    }
 }
 
 /// Lowercase hexadecimal of `bytes`: digests, key ids, nonces and signatures

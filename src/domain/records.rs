@@ -251,7 +251,48 @@ wire_enum! {
     pub enum Surface {
         Rest = "rest",
         Mcp = "mcp",
+        /// The administration command line (`kobana-inbox-mcp admin …`).
+        Cli = "cli",
     }
+}
+
+wire_enum! {
+    /// An archived workspace keeps its data for its admins to read; nothing
+    /// in it changes and no mail is ingested into it.
+    pub enum WorkspaceStatus {
+        Active = "active",
+        Archived = "archived",
+    }
+}
+
+/// A workspace of an organization, as its administrators see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Workspace {
+    /// Chosen by the server (`ws_…`).
+    pub id: String,
+    pub name: String,
+    /// Unique in the organization; never changes.
+    pub slug: String,
+    pub status: WorkspaceStatus,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// A person's role in a workspace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Member {
+    /// The token subject (`sub`) of the person.
+    pub subject: String,
+    pub role: crate::domain::Role,
+    pub updated_at: String,
+}
+
+/// A machine client registered as a workspace's mail pipeline, or a person
+/// holding `org_admin`: a subject and since when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Grant {
+    pub subject: String,
+    pub created_at: String,
 }
 
 /// The MCP client that asked, as it named itself (`clientInfo`).
@@ -302,7 +343,8 @@ pub struct AuditRecord {
     /// `clientInfo` is sent once with `initialize` and not kept).
     pub client: Option<ClientInfo>,
     pub surface: Surface,
-    /// The tool (or `tasks/cancel`) for MCP, `METHOD /route` for REST.
+    /// The tool (or `tasks/cancel`) for MCP, `METHOD /route` for REST, the
+    /// command (`admin member set`) for the command line.
     pub action: String,
     /// The API operation, the same whichever surface asked (`webhook_rotate_secret`).
     pub operation: String,

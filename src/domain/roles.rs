@@ -1,7 +1,8 @@
 //! Workspace roles and the permissions each grants. Roles nest: an operator
 //! can do everything a viewer can, an admin everything an operator can.
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Role {
     Viewer,
     Operator,
@@ -21,6 +22,9 @@ pub enum Permission {
 }
 
 impl Role {
+    pub const ALL: [Role; 3] = [Role::Viewer, Role::Operator, Role::Admin];
+    pub const NAMES: [&'static str; 3] = ["viewer", "operator", "admin"];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Role::Viewer => "viewer",

@@ -15,6 +15,9 @@ pub enum Scope {
     EmailsIngest,
     /// The workspace's audit trail (workspace admins).
     AuditRead,
+    /// Organization administration: workspaces, members, mail pipelines,
+    /// organization administrators (people holding `org_admin`).
+    OrgAdmin,
 }
 
 impl Scope {
@@ -29,10 +32,11 @@ impl Scope {
         Scope::AuditRead,
     ];
 
-    /// Every scope: a person's, and the mail pipeline's.
-    pub const ALL: [Scope; 8] = {
+    /// Every scope: a person's, the mail pipeline's, and organization
+    /// administration (asked for by administration clients, not MCP ones).
+    pub const ALL: [Scope; 9] = {
         let [a, b, c, d, e, f, g] = Self::USER;
-        [a, b, c, d, e, f, g, Scope::EmailsIngest]
+        [a, b, c, d, e, f, g, Scope::EmailsIngest, Scope::OrgAdmin]
     };
 
     pub fn as_str(self) -> &'static str {
@@ -45,6 +49,7 @@ impl Scope {
             Scope::WebhooksWrite => "webhooks:write",
             Scope::EmailsIngest => "emails:ingest",
             Scope::AuditRead => "audit:read",
+            Scope::OrgAdmin => "org:admin",
         }
     }
 
@@ -52,8 +57,8 @@ impl Scope {
         Scope::ALL.into_iter().find(|scope| scope.as_str() == s)
     }
 
-    fn bit(self) -> u8 {
-        1 << (self as u8)
+    fn bit(self) -> u16 {
+        1 << (self as u16)
     }
 }
 
@@ -65,7 +70,7 @@ impl fmt::Display for Scope {
 
 /// A set of scopes granted by a token. Unknown scope strings are ignored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Scopes(u8);
+pub struct Scopes(u16);
 
 impl Scopes {
     pub fn from_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Scopes {

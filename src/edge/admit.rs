@@ -43,7 +43,7 @@ pub async fn authenticate(
     query: Option<&str>,
 ) -> Result<Principal, NotAdmitted> {
     let token = auth::bearer(headers, query).map_err(|e| NotAdmitted::Unauthenticated(resource.reject(&e)))?;
-    edge.verifier.verify(token, &resource.uri).await.map_err(|e| {
+    edge.verifier.verify(token, &resource.audience).await.map_err(|e| {
         tracing::info!(reason = %e, "token rejected");
         NotAdmitted::Unauthenticated(resource.reject(&e))
     })

@@ -108,7 +108,7 @@ fn not_admitted(refused: NotAdmitted) -> RestReply {
 fn error_reply(edge: &Edge, error: ApiError) -> RestReply {
     let mut headers = Vec::new();
     match &error {
-        ApiError::MethodNotAllowed { allow } => headers.push(("allow", (*allow).to_owned())),
+        ApiError::MethodNotAllowed { allow } => headers.push(("allow", allow.clone())),
         ApiError::Unavailable => headers.push(("retry-after", RETRY_AFTER_SECS.to_string())),
         ApiError::InsufficientScope { scopes } => {
             headers.extend(edge.api_resource.insufficient_scope(scopes).headers())
@@ -136,17 +136,19 @@ async fn authenticated(edge: &Edge, req: &RestRequest<'_>, principal: &Principal
         ));
     }
     let header = req.headers.get(tenancy::HEADER).and_then(|v| v.to_str().ok());
-    let tenant = if let Needs::Scope(scope) = route.op.needs {
-        // A route for a machine client (the ingestion pipeline): no
-        // membership, no role. Its scope is checked before the registration
-        // is looked up, so a token without it gets the step-up challenge,
-        // not a workspace error.
-        if !principal.has(scope) {
+    let tenant = match route.op.needs {
+        // The scope of a route that is not a workspace's is checked before
+        // its tenant is looked up, so a token without it gets the step-up
+        // challenge, not a tenancy error.
+        Needs::Scope(scope) | Needs::Org(scope) if !principal.has(scope) => {
             return Err(ApiError::InsufficientScope { scopes: vec![scope] });
         }
-        edge.api.resolve_pipeline(principal, header).await?
-    } else {
-        edge.api.resolve(principal, header).await?
+        // A route for a machine client (the ingestion pipeline): no
+        // membership, no role: its registration.
+        Needs::Scope(_) => edge.api.resolve_pipeline(principal, header).await?,
+        // Organization administration: the organization itself.
+        Needs::Org(_) => edge.api.resolve_org_admin(principal).await?,
+        Needs::Role(..) | Needs::Handler { .. } | Needs::Job { .. } => edge.api.resolve(principal, header).await?,
     };
     tracing::Span::current().record("workspace", tenant.workspace.as_str());
     let key = match req.headers.get("idempotency-key") {

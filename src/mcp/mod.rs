@@ -142,6 +142,17 @@ fn workspace_error(error: TenancyError) -> RpcError {
         }
         ApiError::WorkspaceNotFound { workspaces } => RpcError::bad_params("Workspace not found")
             .with_data(json!({"invalid": tenancy::HEADER_NAME, "workspaces": workspaces})),
+        // Not set up yet: 403 with the REST error's code and message, so a
+        // client can show the person what to do.
+        error @ (ApiError::NoMembership { .. } | ApiError::NoWorkspace { .. }) => {
+            let body = error.body();
+            let message = body.pointer("/error/message").and_then(Value::as_str).unwrap_or("Forbidden");
+            let mut data = body.pointer("/error/details").cloned().unwrap_or_else(|| json!({}));
+            if let (Some(code), Value::Object(map)) = (body.pointer("/error/code").cloned(), &mut data) {
+                map.insert("code".into(), code);
+            }
+            RpcError::forbidden(message).with_data(data)
+        }
         _ => results::unavailable(),
     }
 }

@@ -114,6 +114,9 @@ impl Narrowing {
             Scope::WebhooksWrite => (2, true),
             Scope::EmailsIngest => (1, true),
             Scope::AuditRead => (4, false),
+            // Organization administration has no tools: a narrowed
+            // connection never carries it.
+            Scope::OrgAdmin => return false,
         };
         self.toolsets & (1 << set) != 0 && !(write && self.readonly)
     }

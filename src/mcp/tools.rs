@@ -46,7 +46,7 @@ impl Tool {
     fn visible_to(&self, principal: &Principal, role: Role) -> bool {
         match self.needs() {
             Needs::Role(scope, permission) => principal.has(scope) && role.allows(permission),
-            Needs::Scope(scope) => principal.has(scope),
+            Needs::Scope(scope) | Needs::Org(scope) => principal.has(scope),
             Needs::Handler { any, .. } => any.iter().any(|s| principal.has(*s)),
             Needs::Job { any } => any.iter().any(|s| principal.has_for_jobs(*s)),
         }
@@ -152,7 +152,7 @@ impl Tools {
         let hopeless = match tool.needs() {
             Needs::Handler { any, .. } => Some(any).filter(|any| !any.iter().any(|s| call.principal.has(*s))),
             Needs::Job { any } => Some(any).filter(|any| !any.iter().any(|s| call.principal.has_for_jobs(*s))),
-            Needs::Role(..) | Needs::Scope(_) => None,
+            Needs::Role(..) | Needs::Scope(_) | Needs::Org(_) => None,
         };
         if let Some(any) = hopeless {
             return Err(step_up(call, any));

@@ -225,7 +225,7 @@ impl Store {
             let org = text("org_id").and_then(|o| crate::domain::OrgId::parse(&o));
             let ws = text("workspace_id").and_then(|w| crate::domain::WorkspaceId::parse(&w));
             if let (Some(org), Some(workspace), Some(id)) = (org, ws, text("id")) {
-                jobs.push((Tenant { org, workspace, role: crate::domain::Role::Viewer }, id));
+                jobs.push((Tenant::new(org, workspace, crate::domain::Role::Viewer), id));
             }
         }
         Ok(jobs)

@@ -7,10 +7,19 @@
 //!
 //! | Item | pk | sk |
 //! |---|---|---|
-//! | organization (its workspace ids) | `T#{org}` | `META` |
-//! | workspace | `T#{org}` | `WS#{ws}` |
+//! | organization (name, workspace ids, archived ids, `org_admins` count) | `T#{org}` | `META` |
+//! | workspace (with its `admins` count) | `T#{org}` | `WS#{ws}` |
+//! | workspace slug reservation (one workspace per slug) | `T#{org}` | `WSSLUG#{slug}` |
+//! | organization administrator, listed | `T#{org}` | `ORGADMIN#{sub}` |
 //! | membership (role of a person in a workspace) | `T#{org}#U#{sub}` | `WS#{ws}` |
 //! | ingestion client (a machine client that may ingest into a workspace) | `T#{org}#U#{sub}` | `INGEST#{ws}` |
+//! | organization administrator (`org_admin`), checked | `T#{org}#U#{sub}` | `ORGADMIN` |
+//!
+//! A membership, a registration and an administrator are each written twice
+//! in one transaction: under the person (what a request reads to resolve
+//! its workspace or check its right) and under what they are about (what the
+//! administration lists read: `MEMBER#` and `PIPELINE#` in the workspace's
+//! partition, `ORGADMIN#` in the organization's).
 //! | rate-limit window (one per person and minute) | `T#{org}#RL#{sub}` | `W#{window start, unix seconds}` |
 //!
 //! Everything a workspace owns lives in its partition `T#{org}#W#{ws}`:
@@ -28,6 +37,8 @@
 //! | idempotency record | `IDEM#{sub}#{key}` | — |
 //! | single-use marker (a consumed confirmation) | `ONCE#{key}` | — |
 //! | audit record (kept 400 days) | `AUD#{id}` (ids sort by time) | — |
+//! | member, listed | `MEMBER#{sub}` | — |
+//! | mail pipeline registration, listed | `PIPELINE#{sub}` | — |
 //!
 //! The queue index is sparse: a job leaves it when a runner claims it. It is
 //! how the local runner finds work; on AWS the worker is fed by the stream.
@@ -73,6 +84,34 @@ pub fn ingest_sk(ws: &WorkspaceId) -> String {
 }
 
 pub const INGEST_PREFIX: &str = "INGEST#";
+
+pub fn workspace_slug(slug: &str) -> String {
+    format!("WSSLUG#{slug}")
+}
+
+/// The item under a person that makes them an organization administrator.
+pub const ORG_ADMIN: &str = "ORGADMIN";
+
+pub const ORG_ADMIN_PREFIX: &str = "ORGADMIN#";
+
+/// An organization administrator, listed under the organization.
+pub fn org_admin_listed(sub: &str) -> String {
+    format!("{ORG_ADMIN_PREFIX}{}", escape(sub))
+}
+
+pub const MEMBER_PREFIX: &str = "MEMBER#";
+
+/// A member, listed in the workspace's partition.
+pub fn member_listed(sub: &str) -> String {
+    format!("{MEMBER_PREFIX}{}", escape(sub))
+}
+
+pub const PIPELINE_PREFIX: &str = "PIPELINE#";
+
+/// A mail pipeline registration, listed in the workspace's partition.
+pub fn pipeline_listed(sub: &str) -> String {
+    format!("{PIPELINE_PREFIX}{}", escape(sub))
+}
 
 pub fn member_pk(org: &OrgId, sub: &str) -> String {
     format!("T#{org}#U#{}", escape(sub))

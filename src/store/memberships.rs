@@ -7,6 +7,15 @@ use super::keys::{self, PK, SK};
 use super::{Store, StoreError, get_s, s};
 use crate::domain::{OrgId, Role, Tenant, WorkspaceId};
 
+/// An organization's workspaces, as every request's resolution reads them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OrgWorkspaces {
+    /// The organization exists (it was created).
+    pub exists: bool,
+    pub all: Vec<WorkspaceId>,
+    pub archived: Vec<WorkspaceId>,
+}
+
 impl Store {
     /// Every workspace the caller belongs to, with the role (one query).
     pub async fn memberships(&self, org: &OrgId, sub: &str) -> Result<Vec<(WorkspaceId, Role)>, StoreError> {
@@ -36,8 +45,8 @@ impl Store {
         Ok(out.items.unwrap_or_default())
     }
 
-    /// The ids of every workspace of an organization (one read).
-    pub async fn org_workspaces(&self, org: &OrgId) -> Result<Vec<WorkspaceId>, StoreError> {
+    /// Every workspace of an organization and those archived (one read).
+    pub async fn org_workspaces(&self, org: &OrgId) -> Result<OrgWorkspaces, StoreError> {
         let out = self
             .client()
             .get_item()
@@ -46,35 +55,15 @@ impl Store {
             .key(SK, s(keys::ORG_META))
             .send()
             .await?;
-        let mut ids: Vec<WorkspaceId> = match out.item.as_ref().and_then(|i| i.get("workspace_ids")) {
-            Some(AttributeValue::Ss(ids)) => ids.iter().filter_map(|w| WorkspaceId::parse(w)).collect(),
-            _ => Vec::new(),
+        let ids = |name: &str| {
+            let mut ids: Vec<WorkspaceId> = match out.item.as_ref().and_then(|i| i.get(name)) {
+                Some(AttributeValue::Ss(ids)) => ids.iter().filter_map(|w| WorkspaceId::parse(w)).collect(),
+                _ => Vec::new(),
+            };
+            ids.sort();
+            ids
         };
-        ids.sort();
-        Ok(ids)
-    }
-
-    /// Creates or renames a workspace and records it on its organization.
-    pub async fn put_workspace(&self, org: &OrgId, ws: &WorkspaceId, name: &str) -> Result<(), StoreError> {
-        self.client()
-            .put_item()
-            .table_name(self.table())
-            .item(PK, s(keys::tenant(org)))
-            .item(SK, s(keys::workspace_sk(ws)))
-            .item("workspace_id", s(ws.as_str()))
-            .item("name", s(name))
-            .send()
-            .await?;
-        self.client()
-            .update_item()
-            .table_name(self.table())
-            .key(PK, s(keys::tenant(org)))
-            .key(SK, s(keys::ORG_META))
-            .update_expression("ADD workspace_ids :ws")
-            .expression_attribute_values(":ws", AttributeValue::Ss(vec![ws.as_str().to_owned()]))
-            .send()
-            .await?;
-        Ok(())
+        Ok(OrgWorkspaces { exists: out.item.is_some(), all: ids("workspace_ids"), archived: ids("archived_ids") })
     }
 
     /// Whether `sub` is registered as the mail pipeline of `ws` (one read).
@@ -97,34 +86,6 @@ impl Store {
             items.iter().filter_map(|item| get_s(item, "workspace_id").ok().and_then(WorkspaceId::parse)).collect();
         found.sort();
         Ok(found)
-    }
-
-    /// Registers `sub` (a machine client) as the mail pipeline of `ws`.
-    pub async fn put_ingestion_client(&self, org: &OrgId, sub: &str, ws: &WorkspaceId) -> Result<(), StoreError> {
-        self.client()
-            .put_item()
-            .table_name(self.table())
-            .item(PK, s(keys::member_pk(org, sub)))
-            .item(SK, s(keys::ingest_sk(ws)))
-            .item("workspace_id", s(ws.as_str()))
-            .item("sub", s(sub))
-            .send()
-            .await?;
-        Ok(())
-    }
-
-    pub async fn put_membership(&self, org: &OrgId, sub: &str, ws: &WorkspaceId, role: Role) -> Result<(), StoreError> {
-        self.client()
-            .put_item()
-            .table_name(self.table())
-            .item(PK, s(keys::member_pk(org, sub)))
-            .item(SK, s(keys::workspace_sk(ws)))
-            .item("workspace_id", s(ws.as_str()))
-            .item("sub", s(sub))
-            .item("role", s(role.as_str()))
-            .send()
-            .await?;
-        Ok(())
     }
 }
 

@@ -12,6 +12,7 @@ pub mod items;
 mod jobs;
 mod keys;
 mod memberships;
+mod org;
 pub mod rate_limit;
 mod senders;
 pub mod stream;
@@ -23,6 +24,8 @@ pub use audit::AuditFilter;
 pub use emails::{EmailCounts, EmailFilter};
 pub use inboxes::InboxFilter;
 pub use jobs::ToCancel;
+pub use memberships::OrgWorkspaces;
+pub use org::Removal;
 pub use webhooks::StoredWebhook;
 pub use writes::Audit;
 
@@ -126,6 +129,9 @@ impl StoreTimeouts {
 pub struct Store {
     client: Client,
     table: String,
+    /// A dry run (`admin --dry-run`): transactions are described here
+    /// instead of written; reads still read the table.
+    dry_run: Option<std::sync::Arc<std::sync::Mutex<Vec<String>>>>,
 }
 
 impl Store {
@@ -152,7 +158,22 @@ impl Store {
                 .credentials_provider(Credentials::new("local", "local", None, None, "local"));
         }
         let sdk = loader.load().await;
-        Store { client: Client::new(&sdk), table: config.table.clone() }
+        Store { client: Client::new(&sdk), table: config.table.clone(), dry_run: None }
+    }
+
+    /// The same table, for a dry run: every transaction is described (one
+    /// line per item it would write) and not written. Only administration
+    /// changes run this way; they all write through one transaction.
+    pub fn dry_run(&self) -> Store {
+        Store { dry_run: Some(std::sync::Arc::default()), ..self.clone() }
+    }
+
+    /// What a dry run would have written, in order.
+    pub fn described_writes(&self) -> Vec<String> {
+        self.dry_run
+            .as_ref()
+            .map(|d| d.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone())
+            .unwrap_or_default()
     }
 
     pub fn table(&self) -> &str {

@@ -49,7 +49,7 @@ pub fn item_of(
     let image = serde_dynamo::from_item::<_, JobImage>(new_image).map_err(|e| format!("job item {sk}: {e}"))?;
     match (OrgId::parse(&image.org_id), WorkspaceId::parse(&image.workspace_id)) {
         (Some(org), Some(workspace)) => {
-            Ok(StreamItem::NewJob { tenant: Tenant { org, workspace, role: Role::Viewer }, id: image.id })
+            Ok(StreamItem::NewJob { tenant: Tenant::new(org, workspace, Role::Viewer), id: image.id })
         }
         _ => Err(format!("job item {} names no valid tenant", image.id)),
     }

@@ -46,6 +46,31 @@ fn cancelled(codes: &[String]) -> StoreError {
     }
 }
 
+/// One line for an item of a transaction: what it writes and where.
+fn describe(item: &TransactWriteItem) -> String {
+    let text = |v: &AttributeValue| match v {
+        AttributeValue::S(s) => s.clone(),
+        AttributeValue::N(n) => n.clone(),
+        AttributeValue::Ss(set) => format!("{set:?}"),
+        AttributeValue::Bool(b) => b.to_string(),
+        other => format!("{other:?}"),
+    };
+    let attrs = |map: &std::collections::HashMap<String, AttributeValue>| {
+        let mut pairs: Vec<String> = map.iter().map(|(k, v)| format!("{k}={}", text(v))).collect();
+        pairs.sort();
+        pairs.join(" ")
+    };
+    if let Some(put) = item.put() {
+        format!("put    {}", attrs(put.item()))
+    } else if let Some(update) = item.update() {
+        format!("update {} {}", attrs(update.key()), update.update_expression())
+    } else if let Some(delete) = item.delete() {
+        format!("delete {}", attrs(delete.key()))
+    } else {
+        "check".to_owned()
+    }
+}
+
 pub(super) fn ws_pk(t: &Tenant) -> String {
     keys::ws(&t.org, &t.workspace)
 }
@@ -71,6 +96,11 @@ impl Store {
     /// cancelled by a concurrent transaction or by throttling is `Throttled`
     /// (worth retrying), and any other reason is `Unavailable`.
     pub(super) async fn transact(&self, items: Vec<TransactWriteItem>) -> Result<(), StoreError> {
+        if let Some(described) = &self.dry_run {
+            let mut described = described.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            described.extend(items.iter().map(describe));
+            return Ok(());
+        }
         match self.client().transact_write_items().set_transact_items(Some(items)).send().await {
             Ok(_) => Ok(()),
             Err(error) => {

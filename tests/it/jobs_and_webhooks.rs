@@ -35,6 +35,7 @@ pub(crate) fn ws_main() -> Tenant {
         org: OrgId::parse("org_demo").expect("org id"),
         workspace: WorkspaceId::parse("ws_main").expect("workspace id"),
         role: Role::Viewer,
+        archived: false,
     }
 }
 

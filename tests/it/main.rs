@@ -23,3 +23,4 @@ mod runtime;
 mod schemas;
 mod security;
 mod tasks;
+mod tenancy_admin;

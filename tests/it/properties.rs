@@ -85,6 +85,7 @@ proptest! {
             org: OrgId::parse("org_demo").unwrap(),
             workspace: WorkspaceId::parse(ws).unwrap(),
             role: Role::Admin,
+            archived: false,
         };
         let filters = |value: &str| BTreeMap::from([("status".to_owned(), value.to_owned())]);
         let made = page_request(&secrets, &tenant("ws_main"), "emails", &filters(&status)).unwrap();

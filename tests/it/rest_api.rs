@@ -1671,6 +1671,17 @@ async fn an_idempotent_replay_checks_the_scope_of_the_token_that_replays() {
     assert_eq!(ok(&again, 201, "replay with the full token"), created);
 }
 
+/// Makes usr_operator an admin of ws_main, then usr_admin a viewer there,
+/// through the organization administration (usr_admin holds org_admin).
+async fn demote_admin_to_viewer(h: &Harness) {
+    let org_admin = h.token_for("usr_admin", "org_demo", "org:admin");
+    for (sub, role) in [("usr_operator", "admin"), ("usr_admin", "viewer")] {
+        let path = format!("/org/workspaces/ws_main/members/{sub}");
+        let resp = send(h.api("PUT", &path).token(&org_admin).json(&json!({"role": role}))).await;
+        assert_eq!(resp.status, 200, "{sub} → {role}: {}", resp.json());
+    }
+}
+
 #[tokio::test]
 async fn an_idempotent_replay_checks_the_role_the_person_has_now() {
     // Memberships are read fresh (no per-container cache) so the demotion shows at once.
@@ -1679,10 +1690,7 @@ async fn an_idempotent_replay_checks_the_role_the_person_has_now() {
     let first = h.api("PUT", "/inboxes").header("idempotency-key", "K-role").json(&body).send_boxed().await;
     let created = ok(&first, 201, "first");
     // usr_admin is demoted to viewer in ws_main.
-    let app = h.app().await;
-    let (org, ws) =
-        (inbox::domain::OrgId::parse("org_demo").unwrap(), inbox::domain::WorkspaceId::parse("ws_main").unwrap());
-    app.store.put_membership(&org, "usr_admin", &ws, inbox::domain::Role::Viewer).await.expect("demote");
+    demote_admin_to_viewer(&h).await;
     let replay = h.api("PUT", "/inboxes").header("idempotency-key", "K-role").json(&body).send_boxed().await;
     err(&replay, 403, "forbidden", "replay by a viewer");
     assert!(!String::from_utf8_lossy(&replay.body).contains(created["data"]["id"].as_str().unwrap()));
@@ -1809,12 +1817,9 @@ async fn host_names_are_normalised_before_every_check() {
 async fn a_changed_membership_takes_effect_once_the_membership_cache_expires() {
     let ttl = std::time::Duration::from_millis(700);
     let h = Harness::with_config(move |c| c.membership_cache = ttl);
-    let app = h.app().await;
-    let (org, ws) =
-        (inbox::domain::OrgId::parse("org_demo").unwrap(), inbox::domain::WorkspaceId::parse("ws_main").unwrap());
     let body = json!({"slug": "cached-role", "name": "Cached"});
     ok(&call(&h, "PUT", "/inboxes", Some(&body)).await, 201, "as admin");
-    app.store.put_membership(&org, "usr_admin", &ws, inbox::domain::Role::Viewer).await.expect("demote");
+    demote_admin_to_viewer(&h).await;
     // Within the TTL this container still knows the admin role (the documented delay).
     ok(&call(&h, "PUT", "/inboxes", Some(&body)).await, 200, "cached admin");
     tokio::time::sleep(ttl + std::time::Duration::from_millis(100)).await;

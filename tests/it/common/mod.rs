@@ -118,6 +118,8 @@ pub struct Harness {
     pub table: String,
     config_hook: Box<dyn Fn(&mut Config) + Send + Sync>,
     built: OnceCell<(Arc<App>, Arc<JwksServer>)>,
+    /// Seeded with the demo data (an empty table otherwise).
+    seeded: bool,
 }
 
 impl Harness {
@@ -132,7 +134,13 @@ impl Harness {
             table: unique_table(),
             config_hook: Box::new(hook),
             built: OnceCell::new(),
+            seeded: true,
         }
+    }
+
+    /// A harness on an empty table: no organization, workspace or person.
+    pub fn empty() -> Self {
+        Self { seeded: false, ..Self::new() }
     }
 
     /// The configuration every harness starts from.
@@ -156,7 +164,9 @@ impl Harness {
                 app.store.create_table().await.unwrap_or_else(|e| {
                     panic!("cannot create a table at {} ({e}); start it with `make db`", dynamodb_endpoint())
                 });
-                inbox::seed::seed(&app.store, &app.secrets).await.expect("seed");
+                if self.seeded {
+                    inbox::seed::seed(&app.store, &app.secrets).await.expect("seed");
+                }
                 (Arc::new(app), jwks)
             })
             .await
@@ -240,11 +250,11 @@ impl Harness {
 
 /// Every scope the server knows, space-separated, in `Scope::ALL`'s order
 /// (a test keeps the two the same).
-pub const ALL_SCOPES: &str =
-    "inboxes:read inboxes:write emails:read emails:write webhooks:read webhooks:write audit:read emails:ingest";
+pub const ALL_SCOPES: &str = "inboxes:read inboxes:write emails:read emails:write webhooks:read webhooks:write audit:read emails:ingest org:admin";
 
 /// The scopes the demo admin's tokens carry in most tests: every scope but
-/// `audit:read`, so the trail's own tests say when a token can read it.
+/// `audit:read` and `org:admin`, so the trail's and the administration's
+/// own tests say when a token has them.
 pub const ADMIN_SCOPES: &str =
     "inboxes:read inboxes:write emails:read emails:write webhooks:read webhooks:write emails:ingest";
 
@@ -252,7 +262,7 @@ pub const ADMIN_SCOPES: &str =
 fn all_scopes_are_every_scope_the_server_knows_and_the_admins_all_but_audit() {
     let known: Vec<&str> = inbox::domain::Scope::ALL.iter().map(|s| s.as_str()).collect();
     assert_eq!(ALL_SCOPES, known.join(" "));
-    let admin: Vec<&str> = known.into_iter().filter(|s| *s != "audit:read").collect();
+    let admin: Vec<&str> = known.into_iter().filter(|s| !["audit:read", "org:admin"].contains(s)).collect();
     assert_eq!(ADMIN_SCOPES, admin.join(" "));
 }
 
@@ -463,6 +473,35 @@ pub async fn table_dump(table: &str) -> Vec<String> {
     loop {
         let out = client.scan().table_name(table).set_exclusive_start_key(start).send().await.expect("scan the table");
         items.extend(out.items.unwrap_or_default().iter().map(|item| format!("{item:?}")));
+        match out.last_evaluated_key {
+            Some(key) => start = Some(key),
+            None => return items,
+        }
+    }
+}
+
+/// `table_dump` with every map's keys in order (nested ones too), so two
+/// dumps of the same content compare equal.
+pub async fn table_dump_sorted(table: &str) -> Vec<String> {
+    use aws_sdk_dynamodb::types::AttributeValue;
+    fn canonical(value: &AttributeValue) -> String {
+        match value {
+            AttributeValue::M(map) => {
+                let sorted: std::collections::BTreeMap<_, _> = map.iter().map(|(k, v)| (k, canonical(v))).collect();
+                format!("M{sorted:?}")
+            }
+            AttributeValue::L(list) => format!("L{:?}", list.iter().map(canonical).collect::<Vec<_>>()),
+            other => format!("{other:?}"),
+        }
+    }
+    let client = dynamodb_client();
+    let mut items = Vec::new();
+    let mut start = None;
+    loop {
+        let out = client.scan().table_name(table).set_exclusive_start_key(start).send().await.expect("scan the table");
+        for item in out.items.unwrap_or_default() {
+            items.push(canonical(&AttributeValue::M(item)));
+        }
         match out.last_evaluated_key {
             Some(key) => start = Some(key),
             None => return items,
