@@ -255,6 +255,11 @@ impl Store {
     }
 
     pub async fn get<T: DeserializeOwned>(&self, pk: String, sk: String) -> Result<Option<T>, StoreError> {
+        self.item(pk, sk).await?.map(from_item).transpose()
+    }
+
+    /// One item as it is stored (a consistent read).
+    pub(super) async fn item(&self, pk: String, sk: String) -> Result<Option<Item>, StoreError> {
         let out = self
             .client()
             .get_item()
@@ -264,6 +269,6 @@ impl Store {
             .consistent_read(true)
             .send()
             .await?;
-        out.item.map(from_item).transpose()
+        Ok(out.item)
     }
 }

@@ -13,7 +13,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, TransactWriteItem, Up
 use super::items::{Item, Keys, ListQuery, Page, Position, to_item};
 use super::keys::{self, PK, SK};
 use super::writes::{Audit, built, put};
-use super::{Store, StoreError, get_s, n, s};
+use super::{Store, StoreError, n, s};
 use crate::domain::records::{Grant, Member, Workspace, WorkspaceStatus};
 use crate::domain::{OrgId, Role, Tenant, WorkspaceId};
 
@@ -65,20 +65,6 @@ fn tenant_of(org: &OrgId, ws: &WorkspaceId) -> Tenant {
 }
 
 impl Store {
-    /// Whether the organization exists (it has its `META` item).
-    pub async fn org_exists(&self, org: &OrgId) -> Result<bool, StoreError> {
-        let out = self
-            .client()
-            .get_item()
-            .table_name(self.table())
-            .key(PK, s(keys::tenant(org)))
-            .key(SK, s(keys::ORG_META))
-            .consistent_read(true)
-            .send()
-            .await?;
-        Ok(out.item.is_some())
-    }
-
     /// Names the organization, creating its record when it has none yet.
     pub async fn set_org_name(&self, org: &OrgId, name: &str, audit: Option<&Audit<'_>>) -> Result<(), StoreError> {
         let update = built(
@@ -98,16 +84,7 @@ impl Store {
 
     /// Whether `sub` holds `org_admin` in the organization (one read).
     pub async fn is_org_admin(&self, org: &OrgId, sub: &str) -> Result<bool, StoreError> {
-        let out = self
-            .client()
-            .get_item()
-            .table_name(self.table())
-            .key(PK, s(keys::member_pk(org, sub)))
-            .key(SK, s(keys::ORG_ADMIN))
-            .consistent_read(true)
-            .send()
-            .await?;
-        Ok(out.item.is_some())
+        Ok(self.item(keys::member_pk(org, sub), keys::ORG_ADMIN.into()).await?.is_some())
     }
 
     /// An organization administrator, as listed.
@@ -259,16 +236,8 @@ impl Store {
 
     /// The admins of a workspace (its `admins` counter).
     pub async fn workspace_admins(&self, org: &OrgId, ws: &WorkspaceId) -> Result<u64, StoreError> {
-        let out = self
-            .client()
-            .get_item()
-            .table_name(self.table())
-            .key(PK, s(keys::tenant(org)))
-            .key(SK, s(keys::workspace_sk(ws)))
-            .consistent_read(true)
-            .send()
-            .await?;
-        Ok(match out.item.as_ref().and_then(|i| i.get("admins")) {
+        let item = self.item(keys::tenant(org), keys::workspace_sk(ws)).await?;
+        Ok(match item.as_ref().and_then(|i| i.get("admins")) {
             Some(AttributeValue::N(count)) => count.parse().unwrap_or(0),
             _ => 0,
         })
@@ -409,18 +378,5 @@ impl Store {
             Err(StoreError::Conflict) => Ok(false),
             Err(e) => Err(e),
         }
-    }
-
-    /// The organization's name, if it exists.
-    pub async fn org_name(&self, org: &OrgId) -> Result<Option<String>, StoreError> {
-        let out = self
-            .client()
-            .get_item()
-            .table_name(self.table())
-            .key(PK, s(keys::tenant(org)))
-            .key(SK, s(keys::ORG_META))
-            .send()
-            .await?;
-        Ok(out.item.as_ref().and_then(|i| get_s(i, "name").ok()).map(str::to_owned))
     }
 }
