@@ -21,8 +21,8 @@ from pathlib import Path
 LAYERS = {
     "domain": 0,
     "sys": 1, "keyfile": 1, "telemetry": 1, "json": 1, "tls": 1,
-    "store": 2, "auth": 2, "outbound": 2, "secrets": 2, "secret_store": 2, "dev": 2,
-    "api": 3, "worker": 3, "seed": 3,
+    "store": 2, "auth": 2, "outbound": 2, "secrets": 2, "secret_store": 2,
+    "api": 3, "worker": 3, "seed": 3, "dev": 3,
     "mcp": 4, "config": 4,
     "edge": 5,
     "app": 6, "cli": 6,

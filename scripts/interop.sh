@@ -15,6 +15,9 @@ export DEV_ISSUER_KEY=.local/interop-issuer.key
 export TABLE_NAME="interop-$$"
 export RUST_LOG="${RUST_LOG:-warn}"
 export WEBHOOK_ALLOW_LOOPBACK="${WEBHOOK_ALLOW_LOOPBACK:-1}"  # as scripts/run.sh
+# Logins through the development authorization server are approved as the
+# demo admin without its consent page (the page has its own tests).
+export AUTO_APPROVE=usr_admin
 unset MCP_RESOURCE API_AUDIENCE OAUTH_ISSUER JWKS_URL
 BIN=$(bin_path)
 VENV=.local/interop/venv
@@ -42,11 +45,12 @@ OUT=.local/interop/clients.out
 : >"$OUT"
 failed=0
 "$VENV/bin/python" interop/python_client.py | tee -a "$OUT" || failed=1
+"$VENV/bin/python" interop/python_oauth.py | tee -a "$OUT" || failed=1
 node interop/ts_client.mjs 2026-07-28 | tee -a "$OUT" || failed=1
 node interop/ts_client.mjs legacy | tee -a "$OUT" || failed=1
 
 echo "interop: took $((SECONDS - start)) s (server log: $LOG)" >&2
-# One closing line for the three runs (each printed its own `... N passed, N failed`).
+# One closing line for the four runs (each printed its own `... N passed, N failed`).
 awk '/^interop .*: [0-9]+ passed, [0-9]+ failed$/ { p += $(NF-3); f += $(NF-1); n++ }
-     END { if (n != 3) f++; printf "interop: %d passed, %d failed\n", p, f }' "$OUT"
+     END { if (n != 4) f++; printf "interop: %d passed, %d failed\n", p, f }' "$OUT"
 exit "$failed"

@@ -93,7 +93,10 @@ async fn run_lambda(config: Config) -> Result<(), String> {
     lambda_http::run(service).await.map_err(|e| format!("lambda runtime stopped: {e}"))
 }
 
-/// Serves the development issuer's JWKS on loopback, when configured.
+/// Serves the development authorization server on loopback, when
+/// configured: its metadata, JWKS, registration, login and token endpoints
+/// (`inbox::dev::oauth`). `AUTO_APPROVE=<sub>` approves every login as that
+/// demo person, without the consent page.
 #[cfg(feature = "dev")]
 async fn start_dev_issuer(config: &Config) -> Result<(), String> {
     if let Some(dev) = &config.dev_issuer {
@@ -101,9 +104,20 @@ async fn start_dev_issuer(config: &Config) -> Result<(), String> {
         let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, dev.port));
         let listener =
             tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-        tracing::info!(jwks = %dev.jwks_url(), "development issuer serving its JWKS");
-        let jwks = issuer.jwks().to_string();
-        tokio::spawn(edge::local::serve_document(listener, "/jwks.json", jwks, std::future::pending()));
+        let store = Store::connect(&config.store).await;
+        let resources = vec![config.mcp_resource.clone(), config.auth.api_audience.clone()];
+        let auto_approve = std::env::var("AUTO_APPROVE").ok().filter(|v| !v.is_empty());
+        // Client documents on loopback only under the development flag, as for webhooks.
+        let outbound = inbox::outbound::Outbound::new(config.webhook_allow_loopback)?;
+        let server =
+            inbox::dev::oauth::AuthServer::new(issuer, &dev.issuer(), resources, store, outbound, auto_approve);
+        let server = Arc::new(server);
+        tracing::info!(issuer = %dev.issuer(), "development authorization server (OAuth 2.1, PKCE) listening");
+        let handler: edge::local::Handler = Arc::new(move |req| {
+            let server = Arc::clone(&server);
+            Box::pin(async move { server.handle(req).await })
+        });
+        tokio::spawn(edge::local::serve_fn(listener, handler, std::future::pending()));
     }
     Ok(())
 }

@@ -188,15 +188,15 @@ async fn read_body(mut incoming: Incoming) -> Result<Vec<u8>, BodyFault> {
     Ok(body)
 }
 
-/// Serves one JSON document at `path` (and 404 elsewhere) until `shutdown`:
-/// the development issuer's JWKS.
-pub async fn serve_document(
-    listener: TcpListener,
-    path: &'static str,
-    document: String,
-    shutdown: impl Future<Output = ()>,
-) {
-    let document = Bytes::from(document);
+/// What `serve_fn` calls for each request: a whole request, a whole answer.
+pub type Handler = Arc<
+    dyn Fn(http::Request<Bytes>) -> std::pin::Pin<Box<dyn Future<Output = http::Response<Bytes>> + Send>> + Send + Sync,
+>;
+
+/// Serves `handler` on loopback until `shutdown`, with the same body
+/// discipline as the server's port (bounded, whole bodies only): the
+/// development authorization server.
+pub async fn serve_fn(listener: TcpListener, handler: Handler, shutdown: impl Future<Output = ()>) {
     tokio::pin!(shutdown);
     loop {
         let accepted = tokio::select! {
@@ -204,18 +204,21 @@ pub async fn serve_document(
             () = &mut shutdown => break,
         };
         let Ok((stream, _)) = accepted else { continue };
-        let document = document.clone();
+        let handler = Arc::clone(&handler);
         tokio::spawn(async move {
             let service = service_fn(move |req: http::Request<Incoming>| {
-                let document = document.clone();
+                let handler = Arc::clone(&handler);
                 async move {
-                    let found = req.uri().path() == path;
-                    let mut response = http::Response::new(Full::new(if found { document } else { Bytes::new() }));
-                    *response.status_mut() = if found { http::StatusCode::OK } else { http::StatusCode::NOT_FOUND };
-                    response
-                        .headers_mut()
-                        .insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
-                    Ok::<_, Infallible>(response)
+                    let (parts, incoming) = req.into_parts();
+                    let answer = match read_body(incoming).await {
+                        Ok(body) => handler(http::Request::from_parts(parts, Bytes::from(body))).await,
+                        Err(_) => {
+                            let mut refused = http::Response::new(Bytes::new());
+                            *refused.status_mut() = StatusCode::BAD_REQUEST;
+                            refused
+                        }
+                    };
+                    Ok::<_, Infallible>(answer.map(Full::new))
                 }
             });
             let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;

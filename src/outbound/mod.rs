@@ -1,5 +1,7 @@
 //! Outbound webhook deliveries: signing, and calls to customer URLs that
-//! cannot be turned against this network.
+//! cannot be turned against this network. The same guarded client fetches
+//! OAuth Client ID Metadata Documents for the development authorization
+//! server (`fetch_document`).
 //!
 //! - The host is resolved here (`Guard`, plugged into the HTTP client as its
 //!   resolver); every address it returns is checked, and the client connects
@@ -190,6 +192,31 @@ impl Outbound {
     /// Checks a URL against the scheme and literal-address rules.
     pub fn check_url(&self, url: &url::Url) -> Result<(), String> {
         check_target(url, self.allow_loopback).map_err(|refusal| refusal.to_string())
+    }
+
+    /// GETs a small JSON document (a Client ID Metadata Document) with the
+    /// delivery's discipline — the checked and pinned address, no redirects,
+    /// no proxy — plus a shorter timeout and a size limit: the body, or why
+    /// not (an answer other than 200, a redirect, over `max_bytes`).
+    pub async fn fetch_document(&self, url: &url::Url, max_bytes: usize) -> Result<bytes::Bytes, String> {
+        self.check_url(url)?;
+        let request = self.client.get(url.clone()).header("accept", "application/json").timeout(Duration::from_secs(5));
+        let mut response = request.send().await.map_err(|e| describe(&e))?;
+        let status = response.status();
+        if status.is_redirection() {
+            return Err(format!("the document's server answered {} (redirects are not followed)", status.as_u16()));
+        }
+        if status != reqwest::StatusCode::OK {
+            return Err(format!("the document's server answered {}", status.as_u16()));
+        }
+        let mut body = bytes::BytesMut::new();
+        while let Some(chunk) = response.chunk().await.map_err(|e| describe(&e))? {
+            body.extend_from_slice(&chunk);
+            if body.len() > max_bytes {
+                return Err(format!("the document is larger than {max_bytes} bytes"));
+            }
+        }
+        Ok(body.freeze())
     }
 
     /// POSTs `body` to `url` with the signature headers. Never fails: the

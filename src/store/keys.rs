@@ -48,6 +48,10 @@
 //! filter. Inboxes and webhooks are few per workspace and listed from the
 //! base table with a filter on `deleted_at`.
 //!
+//! The development authorization server (`crate::dev::oauth`, never deployed)
+//! keeps its clients, codes and refresh tokens in partitions of their own,
+//! `AUTHZ#{kind}#{id}` (see `store::authz`): the issuer's, not a tenant's.
+//!
 //! Items that expire carry `expires_at` (unix seconds), the table's TTL
 //! attribute; reads that care about expiry also compare it, because expiry is
 //! lazy.
@@ -125,6 +129,11 @@ pub fn rate_pk(org: &OrgId, sub: &str) -> String {
 
 pub fn rate_sk(window_start: u64) -> String {
     format!("W#{window_start}")
+}
+
+/// An item of the development authorization server.
+pub fn authz(kind: &str, id: &str) -> String {
+    format!("AUTHZ#{kind}#{}", escape(id))
 }
 
 /// The partition of everything a workspace owns.

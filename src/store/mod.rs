@@ -3,6 +3,7 @@
 //! is counted per request (`round_trips`) so the request span can log it.
 
 mod audit;
+pub mod authz;
 mod confirmations;
 mod deliveries;
 mod emails;

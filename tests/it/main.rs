@@ -16,6 +16,7 @@ mod local_server;
 mod mcp_conformance;
 mod mcp_tools;
 mod narrowing;
+mod oauth;
 mod operations;
 mod properties;
 mod rest_api;

@@ -38,7 +38,7 @@ pub struct JwksServer {
     pub url: String,
     pub document: Arc<RwLock<String>>,
     pub hits: Arc<AtomicU64>,
-    /// 0 = serve the document, 1 = garbage, 2 = hang, 3 = HTTP 500.
+    /// 0 = serve the document, 1 = garbage, 2 = hang, 3 = HTTP 500, 4 = a redirect.
     pub mode: Arc<AtomicU8>,
 }
 
@@ -66,10 +66,16 @@ impl JwksServer {
                                     tokio::time::sleep(Duration::from_secs(30)).await;
                                     (200, String::new())
                                 }
+                                4 => (302, String::new()),
                                 _ => (500, String::new()),
                             };
                             let mut response = http::Response::new(http_body_util::Full::new(bytes::Bytes::from(body)));
                             *response.status_mut() = http::StatusCode::from_u16(status).expect("status");
+                            if status == 302 {
+                                response
+                                    .headers_mut()
+                                    .insert("location", http::HeaderValue::from_static("http://127.0.0.1:1/elsewhere"));
+                            }
                             Ok::<_, std::convert::Infallible>(response)
                         }
                     });

@@ -11,12 +11,15 @@ use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
 
+pub mod oauth;
+
 pub use crate::keyfile::{KeyFileError as DevError, load_or_create_seed};
 
 /// PKCS#8 v1 prefix of an Ed25519 private key; the 32-byte seed follows.
 const ED25519_PKCS8_PREFIX: [u8; 16] =
     [0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20];
 
+#[derive(Clone)]
 pub struct DevIssuer {
     pub kid: String,
     key: EncodingKey,

@@ -1,0 +1,619 @@
+//! The development authorization server: OAuth 2.1 for `make run`, so MCP
+//! clients that only log in (no pasted token) can connect. A development
+//! component, never deployed (the `dev` feature): production uses the
+//! customer's identity provider.
+//!
+//! - Metadata (RFC 8414) at `/.well-known/oauth-authorization-server` and the
+//!   OpenID discovery path; the JWKS at `/jwks.json`.
+//! - Clients: a `client_id` that is an https URL is a Client ID Metadata
+//!   Document, fetched with the webhooks' guarded client (the name resolved
+//!   here, every non-public address refused — loopback only under the
+//!   development flag — the checked address pinned, no redirects, at most
+//!   `MAX_DOCUMENT_BYTES`, a 5 s timeout) and kept `DOCUMENT_SECS` whatever it
+//!   says; its `client_id` must be its URL, and redirect URIs come only from
+//!   its list. Or dynamic client registration (RFC 7591, `POST /register`):
+//!   public clients (`token_endpoint_auth_method: none`). Redirect URIs are
+//!   https, or http on loopback (RFC 8252: a loopback URI matches on any port).
+//! - Authorization code with PKCE, S256 only (`GET /authorize`): exact
+//!   redirect URI matching; the RFC 8707 `resource` becomes the token's
+//!   audience and must be one of this server's (the MCP endpoint or the REST
+//!   API); `state` is returned as given, and `iss` is in every redirect (RFC
+//!   9207). The person approves on a consent page (no script) naming the
+//!   client, the resource and the scopes, choosing who they are among the
+//!   demo people and which scopes to grant; `AUTO_APPROVE=<sub>` skips the page
+//!   for scripted clients.
+//! - Tokens (`POST /token`): codes are single-use and live 60 s; access tokens
+//!   live an hour; refresh tokens rotate on use, and a refresh token used a
+//!   second time revokes its whole family. All state is in the local table
+//!   with TTLs (`store::authz`).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use aws_lc_rs::digest::{SHA256, digest};
+use aws_lc_rs::hmac;
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use bytes::Bytes;
+use http::{Method, Response, StatusCode, header};
+use serde_json::{Value, json};
+
+use super::DevIssuer;
+use crate::domain::Scope;
+use crate::outbound::Outbound;
+use crate::store::Store;
+use crate::store::authz::{Client, Grant, Spent};
+
+/// How long an access token lives.
+const ACCESS_SECS: u64 = 3600;
+/// How long a refresh token lives.
+const REFRESH_SECS: u64 = 30 * 86_400;
+/// How long a code lives.
+const CODE_SECS: u64 = 60;
+/// How long a registered client is kept.
+const CLIENT_SECS: u64 = 90 * 86_400;
+/// The largest Client ID Metadata Document read.
+const MAX_DOCUMENT_BYTES: usize = 5 * 1024;
+/// How long a fetched client document is used, whatever it asks.
+const DOCUMENT_SECS: u64 = 300;
+/// The organization of the demo people.
+const ORG: &str = "org_demo";
+/// Who may log in on the consent page: the demo people.
+const PEOPLE: [(&str, &str); 3] =
+    [("usr_admin", "Demo admin"), ("usr_operator", "Demo operator"), ("usr_viewer", "Demo viewer")];
+
+pub struct AuthServer {
+    issuer: DevIssuer,
+    /// This server's URL: the `iss` of its tokens and metadata.
+    url: String,
+    /// The resources tokens may be issued for (their audiences).
+    resources: Vec<String>,
+    store: Store,
+    /// Approve every request as this person, without the consent page.
+    auto_approve: Option<String>,
+    /// Signs the consent form's hidden request (a key per process).
+    form_key: hmac::Key,
+    /// Fetches client documents (the webhooks' guarded client).
+    outbound: Outbound,
+    /// Client documents fetched, with when.
+    documents: Mutex<HashMap<String, (Instant, Client)>>,
+}
+
+fn random_token() -> String {
+    let mut bytes = [0u8; 32];
+    // No randomness: an empty token is refused everywhere it is used.
+    if getrandom::fill(&mut bytes).is_err() {
+        return String::new();
+    }
+    URL_SAFE_NO_PAD.encode(bytes)
+}
+
+fn hashed(token: &str) -> String {
+    crate::domain::hex(digest(&SHA256, token.as_bytes()).as_ref())
+}
+
+fn response(status: StatusCode, content_type: &'static str, body: impl Into<Bytes>) -> Response<Bytes> {
+    let mut response = Response::new(body.into());
+    *response.status_mut() = status;
+    response.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static(content_type));
+    response.headers_mut().insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-store"));
+    response
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response<Bytes> {
+    response(status, "application/json", body.to_string())
+}
+
+/// An OAuth error answer (RFC 6749 §5.2, RFC 7591 §3.2.2).
+fn oauth_error(status: StatusCode, error: &str, description: &str) -> Response<Bytes> {
+    json_response(status, &json!({"error": error, "error_description": description}))
+}
+
+fn html_escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
+}
+
+/// A page saying why the request cannot go back to the client (unknown
+/// client or redirect URI: never redirect to an address not registered).
+fn error_page(message: &str) -> Response<Bytes> {
+    let body = format!(
+        "<!doctype html><html lang=\"en\"><meta charset=\"utf-8\"><title>Cannot authorize</title>\
+         <body><h1>Cannot authorize</h1><p id=\"error\">{}</p></body></html>",
+        html_escape(message)
+    );
+    response(StatusCode::BAD_REQUEST, "text/html; charset=utf-8", body)
+}
+
+fn redirect(location: &str) -> Response<Bytes> {
+    let mut answer = response(StatusCode::FOUND, "text/plain", Bytes::new());
+    if let Ok(value) = header::HeaderValue::from_str(location) {
+        answer.headers_mut().insert(header::LOCATION, value);
+    }
+    answer
+}
+
+/// `uri` with `params` added to its query.
+fn with_params(uri: &str, params: &[(&str, &str)]) -> String {
+    let mut query = url::form_urlencoded::Serializer::new(String::new());
+    for (k, v) in params {
+        query.append_pair(k, v);
+    }
+    let separator = if uri.contains('?') { '&' } else { '?' };
+    format!("{uri}{separator}{}", query.finish())
+}
+
+fn is_loopback(url: &url::Url) -> bool {
+    matches!(url.host_str(), Some("127.0.0.1" | "localhost" | "[::1]"))
+}
+
+/// A redirect URI a client may register: https, or http on loopback.
+fn acceptable_redirect(uri: &str) -> bool {
+    url::Url::parse(uri)
+        .is_ok_and(|u| u.fragment().is_none() && (u.scheme() == "https" || (u.scheme() == "http" && is_loopback(&u))))
+}
+
+/// Whether `given` is one of `client`'s redirect URIs: exactly, or, for a
+/// loopback URI, on any port (RFC 8252 §7.3).
+fn registered(client: &Client, given: &str) -> bool {
+    client.redirect_uris.iter().any(|uri| {
+        uri == given
+            || match (url::Url::parse(uri), url::Url::parse(given)) {
+                (Ok(mut a), Ok(mut b)) if is_loopback(&a) && a.scheme() == "http" && b.scheme() == "http" => {
+                    let _ = (a.set_port(None), b.set_port(None));
+                    a == b
+                }
+                _ => false,
+            }
+    })
+}
+
+fn form(body: &[u8]) -> BTreeMap<String, Vec<String>> {
+    let mut fields: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (k, v) in url::form_urlencoded::parse(body) {
+        fields.entry(k.into_owned()).or_default().push(v.into_owned());
+    }
+    fields
+}
+
+fn one<'a>(fields: &'a BTreeMap<String, Vec<String>>, name: &str) -> Option<&'a str> {
+    match fields.get(name).map(Vec::as_slice) {
+        Some([value]) => Some(value.as_str()),
+        _ => None,
+    }
+}
+
+/// A client from its metadata document, fetched from `url`: its `client_id`
+/// must be that URL, and it must list its redirect URIs.
+fn document_client(url: &str, body: &[u8]) -> Result<Client, String> {
+    let refuse = |why: &str| Err(format!("The client's metadata document cannot be used: {why}"));
+    let Ok(Value::Object(doc)) = serde_json::from_slice::<Value>(body) else {
+        return refuse("it is not a JSON object");
+    };
+    if doc.get("client_id").and_then(Value::as_str) != Some(url) {
+        return refuse("its client_id is not its URL");
+    }
+    let uris: Vec<String> = match doc.get("redirect_uris") {
+        Some(Value::Array(uris)) if !uris.is_empty() => {
+            uris.iter().filter_map(Value::as_str).map(str::to_owned).collect()
+        }
+        _ => return refuse("it lists no redirect_uris"),
+    };
+    if uris.iter().any(|u| !acceptable_redirect(u)) {
+        return refuse("a redirect URI is neither https nor loopback");
+    }
+    if !matches!(doc.get("token_endpoint_auth_method").and_then(Value::as_str), None | Some("none")) {
+        return refuse("only public clients (token_endpoint_auth_method none) are accepted here");
+    }
+    Ok(Client {
+        client_id: url.to_owned(),
+        client_name: doc.get("client_name").and_then(Value::as_str).map(|n| n.chars().take(100).collect()),
+        redirect_uris: uris,
+        application_type: "native".into(),
+    })
+}
+
+/// An authorization request, checked: what a code will stand for.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct Authorization {
+    client_id: String,
+    client_name: String,
+    redirect_uri: String,
+    state: Option<String>,
+    resource: String,
+    scopes: Vec<String>,
+    code_challenge: String,
+}
+
+impl AuthServer {
+    pub fn new(
+        issuer: DevIssuer,
+        url: &str,
+        resources: Vec<String>,
+        store: Store,
+        outbound: Outbound,
+        auto_approve: Option<String>,
+    ) -> Self {
+        let mut key = [0u8; 32];
+        // Without randomness the key is zeros: the page still works, and it is a development server.
+        let _ = getrandom::fill(&mut key);
+        AuthServer {
+            issuer,
+            url: url.trim_end_matches('/').to_owned(),
+            resources,
+            store,
+            auto_approve,
+            form_key: hmac::Key::new(hmac::HMAC_SHA256, &key),
+            outbound,
+            documents: Mutex::default(),
+        }
+    }
+
+    /// The client `client_id` names: its metadata document (an URL), or a
+    /// registered client; why not, for the person to read.
+    async fn client(&self, client_id: &str) -> Result<Client, String> {
+        let Ok(url) = url::Url::parse(client_id) else {
+            return match self.store.get_client(client_id).await {
+                Ok(Some(client)) => Ok(client),
+                Ok(None) => Err("This client is not registered with this server".into()),
+                Err(_) => Err("The server is temporarily unavailable; try again".into()),
+            };
+        };
+        let lock = || self.documents.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((at, client)) = lock().get(client_id)
+            && at.elapsed() < Duration::from_secs(DOCUMENT_SECS)
+        {
+            return Ok(client.clone());
+        }
+        let body = self
+            .outbound
+            .fetch_document(&url, MAX_DOCUMENT_BYTES)
+            .await
+            .map_err(|why| format!("The client's metadata document cannot be used: {why}"))?;
+        let client = document_client(client_id, &body)?;
+        lock().insert(client_id.to_owned(), (Instant::now(), client.clone()));
+        Ok(client)
+    }
+
+    /// One request to the authorization server.
+    pub async fn handle(&self, req: http::Request<Bytes>) -> Response<Bytes> {
+        let (method, path) = (req.method().clone(), req.uri().path().to_owned());
+        let query = req.uri().query().unwrap_or_default().to_owned();
+        match (method, path.as_str()) {
+            (Method::GET, "/.well-known/oauth-authorization-server" | "/.well-known/openid-configuration") => {
+                json_response(StatusCode::OK, &self.metadata())
+            }
+            (Method::GET, "/jwks.json") => json_response(StatusCode::OK, &self.issuer.jwks()),
+            (Method::POST, "/register") => self.register(req.body()).await,
+            (Method::GET, "/authorize") => self.authorize(&form(query.as_bytes())).await,
+            (Method::POST, "/authorize") => self.consent(&form(req.body())).await,
+            (Method::POST, "/token") => self.token(&form(req.body())).await,
+            _ => oauth_error(StatusCode::NOT_FOUND, "not_found", "No such endpoint"),
+        }
+    }
+
+    fn metadata(&self) -> Value {
+        let scopes: Vec<&str> = Scope::ALL.iter().filter(|s| **s != Scope::EmailsIngest).map(|s| s.as_str()).collect();
+        json!({
+            "issuer": self.url,
+            "authorization_endpoint": format!("{}/authorize", self.url),
+            "token_endpoint": format!("{}/token", self.url),
+            "registration_endpoint": format!("{}/register", self.url),
+            "jwks_uri": format!("{}/jwks.json", self.url),
+            "response_types_supported": ["code"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "code_challenge_methods_supported": ["S256"],
+            "token_endpoint_auth_methods_supported": ["none"],
+            "scopes_supported": scopes,
+            "authorization_response_iss_parameter_supported": true,
+            "client_id_metadata_document_supported": true,
+        })
+    }
+
+    async fn register(&self, body: &[u8]) -> Response<Bytes> {
+        let Ok(Value::Object(meta)) = serde_json::from_slice::<Value>(body) else {
+            return oauth_error(StatusCode::BAD_REQUEST, "invalid_client_metadata", "The body must be a JSON object");
+        };
+        let given = match meta.get("redirect_uris") {
+            Some(Value::Array(uris)) if !uris.is_empty() && uris.len() <= 10 => uris,
+            _ => return oauth_error(StatusCode::BAD_REQUEST, "invalid_redirect_uri", "redirect_uris: 1 to 10 URIs"),
+        };
+        let uris: Vec<String> = given.iter().filter_map(Value::as_str).map(str::to_owned).collect();
+        if uris.len() != given.len() || uris.iter().any(|u| !acceptable_redirect(u)) {
+            return oauth_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_redirect_uri",
+                "Each redirect URI must be https, or http on a loopback address",
+            );
+        }
+        match meta.get("token_endpoint_auth_method").and_then(Value::as_str) {
+            None | Some("none") => {}
+            Some(_) => {
+                return oauth_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_client_metadata",
+                    "Only public clients (token_endpoint_auth_method none) are registered here",
+                );
+            }
+        }
+        let client = Client {
+            client_id: format!("dcr_{}", random_token()),
+            client_name: meta.get("client_name").and_then(Value::as_str).map(|n| n.chars().take(100).collect()),
+            redirect_uris: uris,
+            application_type: match meta.get("application_type").and_then(Value::as_str) {
+                Some("native") => "native".into(),
+                _ => "web".into(),
+            },
+        };
+        if self.store.put_client(&client, CLIENT_SECS).await.is_err() {
+            return oauth_error(StatusCode::SERVICE_UNAVAILABLE, "temporarily_unavailable", "Try again");
+        }
+        json_response(
+            StatusCode::CREATED,
+            &json!({
+                "client_id": client.client_id,
+                "client_id_issued_at": crate::sys::unix_now(),
+                "client_name": client.client_name,
+                "redirect_uris": client.redirect_uris,
+                "application_type": client.application_type,
+                "token_endpoint_auth_method": "none",
+                "grant_types": ["authorization_code", "refresh_token"],
+                "response_types": ["code"],
+            }),
+        )
+    }
+
+    /// The redirect of an error back to the client, with `state` and `iss`.
+    fn refuse(&self, redirect_uri: &str, state: Option<&str>, error: &str, description: &str) -> Response<Bytes> {
+        let mut params = vec![("error", error), ("error_description", description), ("iss", self.url.as_str())];
+        if let Some(state) = state {
+            params.push(("state", state));
+        }
+        redirect(&with_params(redirect_uri, &params))
+    }
+
+    async fn authorize(&self, q: &BTreeMap<String, Vec<String>>) -> Response<Bytes> {
+        let Some(client_id) = one(q, "client_id") else { return error_page("client_id is required") };
+        let client = match self.client(client_id).await {
+            Ok(client) => client,
+            Err(why) => return error_page(&why),
+        };
+        let Some(redirect_uri) = one(q, "redirect_uri").filter(|r| registered(&client, r)) else {
+            return error_page("redirect_uri is not one of the client's registered redirect URIs");
+        };
+        let state = one(q, "state");
+        if one(q, "response_type") != Some("code") {
+            return self.refuse(redirect_uri, state, "unsupported_response_type", "Only response_type=code");
+        }
+        let challenge = match (one(q, "code_challenge"), one(q, "code_challenge_method")) {
+            (Some(c), Some("S256")) if (43..=128).contains(&c.len()) => c.to_owned(),
+            _ => {
+                return self.refuse(
+                    redirect_uri,
+                    state,
+                    "invalid_request",
+                    "PKCE with code_challenge_method=S256 is required",
+                );
+            }
+        };
+        let resource =
+            one(q, "resource").map_or_else(|| self.resources.first().cloned().unwrap_or_default(), str::to_owned);
+        if !self.resources.contains(&resource) {
+            return self.refuse(redirect_uri, state, "invalid_target", "resource is not a resource of this server");
+        }
+        let asked: Vec<String> = match one(q, "scope") {
+            Some(scope) => scope.split(' ').filter(|s| !s.is_empty()).map(str::to_owned).collect(),
+            None => Scope::USER.iter().map(|s| s.as_str().to_owned()).collect(),
+        };
+        // Scopes a person may be given (not the mail pipeline's); others are dropped.
+        let ours: Vec<String> =
+            asked.into_iter().filter(|s| Scope::parse(s).is_some_and(|scope| scope != Scope::EmailsIngest)).collect();
+        if ours.is_empty() {
+            return self.refuse(redirect_uri, state, "invalid_scope", "None of the scopes asked for is known here");
+        }
+        let request = Authorization {
+            client_name: client.client_name.clone().unwrap_or_else(|| client.client_id.clone()),
+            client_id: client.client_id,
+            redirect_uri: redirect_uri.to_owned(),
+            state: state.map(str::to_owned),
+            resource,
+            scopes: ours,
+            code_challenge: challenge,
+        };
+        match &self.auto_approve {
+            Some(sub) => {
+                let scopes = request.scopes.clone();
+                self.approve(&request, sub, &scopes).await
+            }
+            None => self.consent_page(&request),
+        }
+    }
+
+    fn seal(&self, request: &Authorization) -> String {
+        let text = serde_json::to_string(request).unwrap_or_default();
+        let tag = hmac::sign(&self.form_key, text.as_bytes());
+        format!("{}.{}", URL_SAFE_NO_PAD.encode(text), URL_SAFE_NO_PAD.encode(tag.as_ref()))
+    }
+
+    fn open(&self, sealed: &str) -> Option<Authorization> {
+        let (text, tag) = sealed.split_once('.')?;
+        let text = URL_SAFE_NO_PAD.decode(text).ok()?;
+        let tag = URL_SAFE_NO_PAD.decode(tag).ok()?;
+        hmac::verify(&self.form_key, &text, &tag).ok()?;
+        serde_json::from_slice(&text).ok()
+    }
+
+    fn consent_page(&self, request: &Authorization) -> Response<Bytes> {
+        let people: String = PEOPLE
+            .iter()
+            .enumerate()
+            .map(|(i, (sub, label))| {
+                let checked = if i == 0 { " checked" } else { "" };
+                format!(
+                    "<label><input type=\"radio\" name=\"sub\" value=\"{sub}\"{checked}> {label} ({sub})</label><br>"
+                )
+            })
+            .collect();
+        let scopes: String = request
+            .scopes
+            .iter()
+            .map(|s| {
+                let s = html_escape(s);
+                format!("<label><input type=\"checkbox\" name=\"scope\" value=\"{s}\" checked> {s}</label><br>")
+            })
+            .collect();
+        let body = format!(
+            "<!doctype html><html lang=\"en\"><meta charset=\"utf-8\"><title>Authorize {client}</title><body>\
+             <h1>Authorize <span id=\"client\">{client}</span></h1>\
+             <p>It asks to use <strong id=\"resource\">{resource}</strong> on your behalf.</p>\
+             <form method=\"post\" action=\"/authorize\">\
+             <input type=\"hidden\" name=\"request\" value=\"{sealed}\">\
+             <fieldset><legend>Who you are</legend>{people}</fieldset>\
+             <fieldset><legend>What it may do</legend>{scopes}</fieldset>\
+             <button type=\"submit\" name=\"decision\" value=\"approve\" id=\"approve\">Approve</button> \
+             <button type=\"submit\" name=\"decision\" value=\"deny\" id=\"deny\">Deny</button>\
+             </form></body></html>",
+            client = html_escape(&request.client_name),
+            resource = html_escape(&request.resource),
+            sealed = html_escape(&self.seal(request)),
+        );
+        response(StatusCode::OK, "text/html; charset=utf-8", body)
+    }
+
+    async fn consent(&self, f: &BTreeMap<String, Vec<String>>) -> Response<Bytes> {
+        let Some(request) = one(f, "request").and_then(|sealed| self.open(sealed)) else {
+            return error_page("The consent form is not one this server made (or it changed)");
+        };
+        let state = request.state.as_deref();
+        if one(f, "decision") != Some("approve") {
+            return self.refuse(&request.redirect_uri, state, "access_denied", "The person declined");
+        }
+        let Some(sub) = one(f, "sub").filter(|s| PEOPLE.iter().any(|(p, _)| p == s)) else {
+            return error_page("Choose who you are");
+        };
+        // Only scopes the request asked for; an unticked one is not granted.
+        let granted: Vec<String> =
+            f.get("scope").into_iter().flatten().filter(|s| request.scopes.contains(s)).cloned().collect();
+        if granted.is_empty() {
+            return self.refuse(&request.redirect_uri, state, "access_denied", "No scope was granted");
+        }
+        self.approve(&request, sub, &granted).await
+    }
+
+    async fn approve(&self, request: &Authorization, sub: &str, scopes: &[String]) -> Response<Bytes> {
+        let code = random_token();
+        let grant = Grant {
+            client_id: request.client_id.clone(),
+            redirect_uri: request.redirect_uri.clone(),
+            resource: request.resource.clone(),
+            scope: scopes.join(" "),
+            sub: sub.to_owned(),
+            org: ORG.to_owned(),
+            code_challenge: Some(request.code_challenge.clone()),
+            family: None,
+        };
+        if code.is_empty() || self.store.put_code(&hashed(&code), &grant, CODE_SECS).await.is_err() {
+            let state = request.state.as_deref();
+            return self.refuse(&request.redirect_uri, state, "temporarily_unavailable", "Try again");
+        }
+        let mut params = vec![("code", code.as_str()), ("iss", self.url.as_str())];
+        if let Some(state) = &request.state {
+            params.push(("state", state));
+        }
+        redirect(&with_params(&request.redirect_uri, &params))
+    }
+
+    async fn token(&self, f: &BTreeMap<String, Vec<String>>) -> Response<Bytes> {
+        let invalid_grant = |why: &str| oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", why);
+        let unavailable = || oauth_error(StatusCode::SERVICE_UNAVAILABLE, "temporarily_unavailable", "Try again");
+        let Some(client_id) = one(f, "client_id") else {
+            return oauth_error(StatusCode::UNAUTHORIZED, "invalid_client", "client_id is required");
+        };
+        let grant = match one(f, "grant_type") {
+            Some("authorization_code") => {
+                let (Some(code), Some(verifier)) = (one(f, "code"), one(f, "code_verifier")) else {
+                    return oauth_error(
+                        StatusCode::BAD_REQUEST,
+                        "invalid_request",
+                        "code and code_verifier are required",
+                    );
+                };
+                let grant = match self.store.take_code(&hashed(code)).await {
+                    Ok(Some(grant)) => grant,
+                    Ok(None) => return invalid_grant("The code is unknown, expired or already used"),
+                    Err(_) => return unavailable(),
+                };
+                if grant.client_id != client_id || one(f, "redirect_uri") != Some(grant.redirect_uri.as_str()) {
+                    return invalid_grant("The code was issued to another client or redirect URI");
+                }
+                let computed = URL_SAFE_NO_PAD.encode(digest(&SHA256, verifier.as_bytes()));
+                if !(43..=128).contains(&verifier.len()) || grant.code_challenge.as_deref() != Some(computed.as_str()) {
+                    return invalid_grant("code_verifier does not match the code_challenge");
+                }
+                Grant { code_challenge: None, family: Some(random_token()), ..grant }
+            }
+            Some("refresh_token") => {
+                let Some(token) = one(f, "refresh_token") else {
+                    return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "refresh_token is required");
+                };
+                match self.store.spend_refresh(&hashed(token)).await {
+                    Ok(Spent::Fresh(grant)) if grant.client_id == client_id => grant,
+                    Ok(Spent::Fresh(_) | Spent::Invalid) => return invalid_grant("The refresh token is not valid"),
+                    Ok(Spent::Reused) => {
+                        return invalid_grant(
+                            "The refresh token was already used: every token of its login is revoked",
+                        );
+                    }
+                    Err(_) => return unavailable(),
+                }
+            }
+            _ => {
+                return oauth_error(
+                    StatusCode::BAD_REQUEST,
+                    "unsupported_grant_type",
+                    "authorization_code or refresh_token",
+                );
+            }
+        };
+        let access = self.issuer.mint(
+            &self.url,
+            std::slice::from_ref(&grant.resource),
+            &grant.sub,
+            &grant.org,
+            &grant.scope,
+            ACCESS_SECS,
+        );
+        let refresh = random_token();
+        let (Ok(access), false) = (access, refresh.is_empty()) else { return unavailable() };
+        if self.store.put_refresh(&hashed(&refresh), &grant, REFRESH_SECS).await.is_err() {
+            return unavailable();
+        }
+        json_response(
+            StatusCode::OK,
+            &json!({"access_token": access, "token_type": "Bearer", "expires_in": ACCESS_SECS,
+                    "refresh_token": refresh, "scope": grant.scope}),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_redirects_match_on_any_port_and_others_exactly() {
+        let client = Client {
+            client_id: "c".into(),
+            client_name: None,
+            redirect_uris: vec!["http://127.0.0.1/callback".into(), "https://app.example.com/cb".into()],
+            application_type: "native".into(),
+        };
+        assert!(registered(&client, "http://127.0.0.1:53127/callback"));
+        assert!(!registered(&client, "http://127.0.0.1:53127/other"));
+        assert!(registered(&client, "https://app.example.com/cb"));
+        assert!(!registered(&client, "https://app.example.com/cb/"));
+        assert!(!registered(&client, "https://app.example.com:8443/cb"));
+        assert!(acceptable_redirect("http://localhost:8080/cb") && !acceptable_redirect("http://app.example.com/cb"));
+        assert!(!acceptable_redirect("https://app.example.com/cb#frag"));
+    }
+}
