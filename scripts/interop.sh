@@ -3,6 +3,9 @@
 #   - Python `mcp` (interop/requirements.txt), default `auto` mode → 2026-07-28;
 #   - TypeScript `@modelcontextprotocol/client` (interop/package-lock.json),
 #     once pinned to 2026-07-28 and once in legacy mode (initialize, 2025-06-18).
+#   - both again with no token, logging in through the development
+#     authorization server with their OAuth client providers (registration,
+#     PKCE, approval by AUTO_APPROVE): interop/python_oauth.py, interop/ts_oauth.mjs.
 # The server is started as `make run` starts it, on its own ports and its own
 # table, and stopped again at the end. Everything is bound to 127.0.0.1.
 set -euo pipefail
@@ -48,9 +51,10 @@ failed=0
 "$VENV/bin/python" interop/python_oauth.py | tee -a "$OUT" || failed=1
 node interop/ts_client.mjs 2026-07-28 | tee -a "$OUT" || failed=1
 node interop/ts_client.mjs legacy | tee -a "$OUT" || failed=1
+node interop/ts_oauth.mjs | tee -a "$OUT" || failed=1
 
 echo "interop: took $((SECONDS - start)) s (server log: $LOG)" >&2
-# One closing line for the four runs (each printed its own `... N passed, N failed`).
+# One closing line for the five runs (each printed its own `... N passed, N failed`).
 awk '/^interop .*: [0-9]+ passed, [0-9]+ failed$/ { p += $(NF-3); f += $(NF-1); n++ }
-     END { if (n != 4) f++; printf "interop: %d passed, %d failed\n", p, f }' "$OUT"
+     END { if (n != 5) f++; printf "interop: %d passed, %d failed\n", p, f }' "$OUT"
 exit "$failed"
