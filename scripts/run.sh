@@ -37,12 +37,13 @@ $TOKEN
       -H 'mcp-method: server/discover' \\
       -d '{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
 
-  Connect an MCP client (Streamable HTTP) to http://127.0.0.1:$PORT/mcp with the headers
-    Authorization: Bearer <token>
+  Connect an MCP client (Streamable HTTP) to http://127.0.0.1:$PORT/mcp with the header
     X-Workspace-Id: ws_main
+  and log in when it asks (the development authorization server on 127.0.0.1:$DEV_ISSUER_PORT
+  shows a page where you pick a demo person), or send the token above as
+    Authorization: Bearer <token>
   e.g. Claude Code:
-    claude mcp add --transport http kobana-inbox http://127.0.0.1:$PORT/mcp \\
-      --header "Authorization: Bearer <token>" --header "X-Workspace-Id: ws_main"
+    claude mcp add --transport http kobana-inbox http://127.0.0.1:$PORT/mcp --header "X-Workspace-Id: ws_main"
 
 INFO
 "$BIN" serve
