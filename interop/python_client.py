@@ -13,7 +13,6 @@ returns the finished `CallToolResult` after polling."""
 
 import asyncio
 import os
-import sys
 from typing import Literal
 
 import httpx2
@@ -23,22 +22,13 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import Request, RequestParams, Result
 
+from checks import check, finish
+
 URL = os.environ["MCP_URL"]
 HEADERS = {"Authorization": f"Bearer {os.environ['MCP_TOKEN']}", "X-Workspace-Id": "ws_main"}
 DELETE_ID = os.environ.get("INTEROP_PY_DELETE", "eml_broken_line")
 REPROCESS_ID = os.environ.get("INTEROP_PY_REPROCESS", "eml_energy_nov")
 
-passed, failed = 0, 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"  ok   {name}")
-    else:
-        failed += 1
-        print(f"  FAIL {name}: {detail}")
 
 
 def text_of(result):
@@ -220,5 +210,4 @@ if __name__ == "__main__":
         asyncio.run(main())
     except Exception as e:  # noqa: BLE001 - connect failure
         check("connect", False, f"{type(e).__name__}: {e!r}")
-    print(f"interop python: {passed} passed, {failed} failed")
-    sys.exit(1 if failed or passed == 0 else 0)
+    finish("python")

@@ -9,7 +9,6 @@ Reads MCP_URL; run by scripts/interop.sh. Prints
 
 import asyncio
 import os
-import sys
 from urllib.parse import parse_qs, urlparse
 
 import httpx2
@@ -18,20 +17,11 @@ from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
+from checks import check, finish
+
 URL = os.environ["MCP_URL"]
 CALLBACK = "http://127.0.0.1:53127/callback"
 
-passed, failed = 0, 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"  ok   {name}")
-    else:
-        failed += 1
-        print(f"  FAIL {name}: {detail}")
 
 
 class Memory:
@@ -95,9 +85,11 @@ async def main():
           storage.client)
     check("a refresh token was issued", bool(storage.tokens and storage.tokens.refresh_token), storage.tokens)
     check("the token says what it grants", "emails:read" in (storage.tokens.scope or "").split(), storage.tokens)
-    print(f"interop python-oauth: {passed} passed, {failed} failed")
-    return failed == 0
 
 
 if __name__ == "__main__":
-    sys.exit(0 if asyncio.run(main()) else 1)
+    try:
+        asyncio.run(main())
+    except Exception as e:  # noqa: BLE001 - a failed login or call
+        check("the login and the calls", False, f"{type(e).__name__}: {e!r}")
+    finish("python-oauth")

@@ -5,6 +5,7 @@
 // Reads MCP_URL and MCP_TOKEN. Exits non-zero on any failed check and prints
 // `interop ts <mode>: N passed, N failed`.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { check, finish } from './checks.mjs';
 
 const mode = process.argv[2] ?? '2026-07-28';
 const legacy = mode === 'legacy';
@@ -12,17 +13,6 @@ const url = new URL(process.env.MCP_URL);
 // The stateless run deletes one seeded e-mail; the legacy run must delete nothing.
 const deleteId = legacy ? 'eml_energy_nov' : (process.env.INTEROP_TS_DELETE ?? 'eml_receipt_1');
 
-let passed = 0;
-let failed = 0;
-function check(name, ok, detail = '') {
-    if (ok) {
-        passed++;
-        console.log(`  ok   ${name}`);
-    } else {
-        failed++;
-        console.log(`  FAIL ${name}: ${typeof detail === 'string' ? detail : JSON.stringify(detail)}`);
-    }
-}
 async function step(name, fn) {
     try {
         await fn();
@@ -120,5 +110,4 @@ try {
 } finally {
     await client.close().catch(() => {});
 }
-console.log(`interop ts ${mode}: ${passed} passed, ${failed} failed`);
-process.exit(failed || !passed ? 1 : 0);
+finish(`ts ${mode}`);

@@ -6,20 +6,10 @@
 // → tools. Reads MCP_URL; run by scripts/interop.sh. Prints
 // `interop ts-oauth: N passed, N failed` and exits non-zero on a failure.
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
+import { check, finish } from './checks.mjs';
 
 const url = new URL(process.env.MCP_URL);
 const callback = 'http://127.0.0.1:53128/callback';
-let passed = 0;
-let failed = 0;
-function check(name, ok, detail = '') {
-    if (ok) {
-        passed++;
-        console.log(`  ok   ${name}`);
-    } else {
-        failed++;
-        console.log(`  FAIL ${name}: ${typeof detail === 'string' ? detail : JSON.stringify(detail)}`);
-    }
-}
 
 // The provider: what a desktop client keeps (in memory here), and its
 // "browser": it follows the authorization URL to the redirect the server answers with.
@@ -75,5 +65,4 @@ try {
 } catch (e) {
     check('the login and the calls', false, `${e?.constructor?.name}: ${e?.message}`);
 }
-console.log(`interop ts-oauth: ${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+finish('ts-oauth');
