@@ -133,7 +133,7 @@ async fn create_webhook(store: &Store, secrets: &Secrets, t: &Tenant, w: Webhook
 /// (demo data has none) and with fixed ids (tests name them).
 async fn seed_tenancy(store: &Store) -> Result<(), StoreError> {
     for (org, name, admin) in [(DEMO_ORG, "Demo Co", "usr_admin"), (OTHER_ORG, "Other Co", "usr_other")] {
-        let (org, _) = ids(org, "ws_main")?;
+        let org = OrgId::parse(org).ok_or_else(|| StoreError::Corrupt(format!("seed org {org}")))?;
         store.set_org_name(&org, name, None).await?;
         store.add_org_admin(&org, &Grant { subject: admin.into(), created_at: T0.into() }, None).await?;
     }

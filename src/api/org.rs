@@ -27,7 +27,7 @@ use super::operation::{Operation, Verb, no_filters, operation};
 use super::page::page_request;
 use super::schemas::{Record, Shape, described, input as fields, one_of, string};
 use super::{ApiResponse, Ctx, Input, Needs, Op};
-use crate::domain::ids::{Kind, is_id};
+use crate::domain::ids::Kind;
 use crate::domain::records::{Grant, Member, Workspace, WorkspaceStatus};
 use crate::domain::{Role, Scope, Tenant, WorkspaceId};
 use crate::store::{Removal, StoreError};
@@ -225,8 +225,10 @@ fn subject(value: &str) -> Result<String, ApiError> {
 
 /// The workspace `id` of the caller's organization, or 404.
 async fn load(ctx: &Ctx<'_>, id: &str) -> Result<(WorkspaceId, Workspace), ApiError> {
-    let ws = WorkspaceId::parse(id).filter(|_| is_id(Kind::Workspace, id)).ok_or_else(no_workspace)?;
-    let found = ctx.store.get_workspace(&ctx.tenant.org, &ws).await?.ok_or_else(no_workspace)?;
+    let ws = WorkspaceId::parse(id).ok_or_else(no_workspace)?;
+    let found =
+        super::fetch(Kind::Workspace, "Workspace", id, async || ctx.store.get_workspace(&ctx.tenant.org, &ws).await)
+            .await?;
     Ok((ws, found))
 }
 
@@ -355,21 +357,27 @@ async fn member_set(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, Api
         return ApiResponse::data(StatusCode::OK, member);
     }
     let previous = found.map(|m| m.role);
-    if previous == Some(Role::Admin) && ctx.store.workspace_admins(&target.org, &ws).await? <= 1 {
-        return Err(last_admin(&ws));
-    }
     let member = Member { subject: sub, role: body.role, updated_at: now_string() };
     let status = if previous.is_some() { StatusCode::OK } else { StatusCode::CREATED };
     let audit = ctx.audit(ws.as_str(), status)?;
     match ctx.store.set_member(&target, &member, previous, Some(&audit)).await {
         Ok(()) => ApiResponse::data(status, &member),
-        Err(StoreError::Conflict) if previous == Some(Role::Admin) => Err(last_admin(&ws)),
+        // The transaction keeps an admin: a failed condition there is the last one.
+        Err(StoreError::Conflict) if previous == Some(Role::Admin) && only_admin(&ctx, &ws).await? => {
+            Err(last_admin(&ws))
+        }
         Err(StoreError::Conflict) => Err(ApiError::Conflict {
             code: "conflict",
             message: "The membership changed while the request ran; read it again and retry".into(),
         }),
         Err(e) => Err(e.into()),
     }
+}
+
+/// Whether the workspace has one admin or none: read only after a change
+/// that takes one away failed its condition, to say why.
+async fn only_admin(ctx: &Ctx<'_>, ws: &WorkspaceId) -> Result<bool, ApiError> {
+    Ok(ctx.store.workspace_admins(&ctx.tenant.org, ws).await? <= 1)
 }
 
 fn revoked(subject: &str) -> ApiResponse {
@@ -382,13 +390,10 @@ async fn member_remove(ctx: &Ctx<'_>, id: &str, sub: &str) -> Result<ApiResponse
     let target = tenant_of(ctx, ws.clone());
     let ctx = Ctx { tenant: &target, ..*ctx };
     let member = ctx.store.get_member(&target, &sub).await?.ok_or(ApiError::NotFound { what: "Member" })?;
-    if member.role == Role::Admin && ctx.store.workspace_admins(&target.org, &ws).await? <= 1 {
-        return Err(last_admin(&ws));
-    }
     let audit = ctx.audit(ws.as_str(), StatusCode::OK)?;
     match ctx.store.remove_member(&target, &sub, member.role, &audit).await {
         Ok(()) => Ok(revoked(&sub)),
-        Err(StoreError::Conflict) if member.role == Role::Admin => Err(last_admin(&ws)),
+        Err(StoreError::Conflict) if member.role == Role::Admin && only_admin(&ctx, &ws).await? => Err(last_admin(&ws)),
         Err(StoreError::Conflict) => Err(ApiError::NotFound { what: "Member" }),
         Err(e) => Err(e.into()),
     }

@@ -129,7 +129,7 @@ pub async fn resolve(
         workspace,
         role,
     };
-    // Only workspaces that exist count (a membership outlives nothing, but be strict).
+    // Memberships of workspaces the organization no longer lists do not count.
     let mine: Vec<(WorkspaceId, Role)> = mine.iter().filter(|(ws, _)| all.all.contains(ws)).cloned().collect();
     let ids = |mine: &[(WorkspaceId, Role)]| mine.iter().map(|(ws, _)| ws.clone()).collect::<Vec<_>>();
     if all.all.is_empty() {

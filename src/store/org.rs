@@ -113,22 +113,20 @@ impl Store {
         let table = self.table();
         let person = item_with(keys::member_pk(org, &grant.subject), keys::ORG_ADMIN.into(), grant)?;
         let listed = item_with(keys::tenant(org), keys::org_admin_listed(&grant.subject), grant)?;
-        if self.is_org_admin(org, &grant.subject).await? {
-            return Ok(false);
-        }
         let items = vec![
+            // Already one: the condition fails and nothing of the transaction is written.
             put(table, person, Some("attribute_not_exists(pk)"))?,
             put(table, listed, None)?,
             count(table, keys::tenant(org), keys::ORG_META.into(), "org_admins", 1)?,
         ];
-        self.transact_audited(&Tenant::organization(org.clone()), items, audit).await?;
-        Ok(true)
+        match self.transact_audited(&Tenant::organization(org.clone()), items, audit).await {
+            Ok(()) => Ok(true),
+            Err(StoreError::Conflict) => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
     pub async fn remove_org_admin(&self, org: &OrgId, sub: &str, audit: &Audit<'_>) -> Result<Removal, StoreError> {
-        if !self.is_org_admin(org, sub).await? {
-            return Ok(Removal::NotFound);
-        }
         let table = self.table();
         let items = vec![
             delete(table, keys::member_pk(org, sub), keys::ORG_ADMIN.into(), Some("attribute_exists(pk)"))?,
@@ -137,7 +135,7 @@ impl Store {
         ];
         match self.transact_audited(&Tenant::organization(org.clone()), items, Some(audit)).await {
             Ok(()) => Ok(Removal::Removed),
-            // Still an administrator after a failed condition: the last one.
+            // A failed condition: not an administrator, or the last one (still one after it).
             Err(StoreError::Conflict) if self.is_org_admin(org, sub).await? => Ok(Removal::LastOne),
             Err(StoreError::Conflict) => Ok(Removal::NotFound),
             Err(e) => Err(e),
