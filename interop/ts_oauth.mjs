@@ -3,7 +3,8 @@
 // protected-resource metadata → authorization-server metadata → dynamic
 // client registration → authorization with PKCE (the server runs with
 // AUTO_APPROVE, so the login answers at once with the redirect) → finishAuth
-// → tools. Reads MCP_URL; run by scripts/interop.sh. Prints
+// → tools; then its access token is refused (as a revoked or expired one is:
+// the server's 401), and the client refreshes and retries. Reads MCP_URL; run by scripts/interop.sh. Prints
 // `interop ts-oauth: N passed, N failed` and exits non-zero on a failure.
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
 import { check, finish } from './checks.mjs';
@@ -13,7 +14,7 @@ const callback = 'http://127.0.0.1:53128/callback';
 
 // The provider: what a desktop client keeps (in memory here), and its
 // "browser": it follows the authorization URL to the redirect the server answers with.
-const kept = { client: undefined, tokens: undefined, verifier: undefined, redirect: undefined };
+const kept = { client: undefined, tokens: undefined, verifier: undefined, redirect: undefined, issued: 0, logins: 0 };
 const provider = {
     get redirectUrl() { return callback; },
     get clientMetadata() {
@@ -23,10 +24,11 @@ const provider = {
     clientInformation() { return kept.client; },
     saveClientInformation(info) { kept.client = info; },
     tokens() { return kept.tokens; },
-    saveTokens(tokens) { kept.tokens = tokens; },
+    saveTokens(tokens) { kept.tokens = tokens; kept.issued += 1; },
     saveCodeVerifier(verifier) { kept.verifier = verifier; },
     codeVerifier() { return kept.verifier; },
     async redirectToAuthorization(authorizationUrl) {
+        kept.logins += 1;
         const answer = await fetch(authorizationUrl, { redirect: 'manual' });
         kept.redirect = answer.headers.get('location');
         check('authorization answers with a redirect to the callback', answer.status === 302 && (kept.redirect ?? '').startsWith(callback),
@@ -61,6 +63,15 @@ try {
     check('tools/call emails_list', !result.isError, result);
     check('registered by dynamic client registration', (kept.client?.client_id ?? '').startsWith('dcr_'), kept.client);
     check('a refresh token was issued', Boolean(kept.tokens?.refresh_token), kept.tokens);
+    // The server stops accepting the access token: the next call gets a 401,
+    // and the client refreshes (no second login) and retries.
+    const first = kept.tokens;
+    kept.tokens = { ...first, access_token: 'no-longer-accepted' };
+    const again = await session.client.callTool({ name: 'inboxes_list', arguments: {} });
+    check('tools/call after the access token was refused', !again.isError, again);
+    check('the client refreshed (no second login)', kept.issued === 2 && kept.logins === 1, `${kept.issued} token responses, ${kept.logins} logins`);
+    check('the refresh rotated both tokens', kept.tokens.access_token !== first.access_token
+          && kept.tokens.refresh_token !== first.refresh_token, kept.tokens);
     await session.client.close();
 } catch (e) {
     check('the login and the calls', false, `${e?.constructor?.name}: ${e?.message}`);

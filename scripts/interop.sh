@@ -4,8 +4,13 @@
 #   - TypeScript `@modelcontextprotocol/client` (interop/package-lock.json),
 #     once pinned to 2026-07-28 and once in legacy mode (initialize, 2025-06-18).
 #   - both again with no token, logging in through the development
-#     authorization server with their OAuth client providers (registration,
-#     PKCE, approval by AUTO_APPROVE): interop/python_oauth.py, interop/ts_oauth.mjs.
+#     authorization server with their OAuth client providers (PKCE, approval by
+#     AUTO_APPROVE, refresh): Python with a Client ID Metadata Document it
+#     serves over https on loopback (a test authority made here, which the
+#     server trusts through DEV_CLIENT_DOCUMENT_CA), TypeScript by dynamic
+#     registration: interop/python_oauth.py, interop/ts_oauth.mjs.
+#   - the consent page in headless Chromium (Debian's package, installed here
+#     when missing): render, approve, decline: interop/consent_browser.mjs.
 # The server is started as `make run` starts it, on its own ports and its own
 # table, and stopped again at the end. Everything is bound to 127.0.0.1.
 set -euo pipefail
@@ -21,6 +26,8 @@ export WEBHOOK_ALLOW_LOOPBACK="${WEBHOOK_ALLOW_LOOPBACK:-1}"  # as scripts/run.s
 # Logins through the development authorization server are approved as the
 # demo admin without its consent page (the page has its own tests).
 export AUTO_APPROVE=usr_admin
+# Access tokens of those logins live 3 s, so the clients are seen refreshing.
+export DEV_ACCESS_TOKEN_SECS=3
 unset MCP_RESOURCE API_AUDIENCE OAUTH_ISSUER JWKS_URL
 BIN=$(bin_path)
 VENV=.local/interop/venv
@@ -34,12 +41,40 @@ mkdir -p .local/interop
 . scripts/cache.sh
 cached_venv "$VENV" interop-python "-r interop/requirements.txt"
 cached_node_modules interop
+# The browser of the consent page test: Debian's Chromium (no browser download).
+CHROMIUM=$(command -v chromium || true)
+if [ -z "$CHROMIUM" ]; then
+  as_root=()
+  if [ "$(id -u)" != 0 ]; then as_root=(sudo -n); fi
+  echo "interop: installing chromium (Debian package) for the consent page test" >&2
+  "${as_root[@]}" apt-get install -y -q chromium >.local/interop/apt.log 2>&1 \
+    || { "${as_root[@]}" apt-get update -q >>.local/interop/apt.log 2>&1 \
+         && "${as_root[@]}" apt-get install -y -q chromium >>.local/interop/apt.log 2>&1; } \
+    || { echo "interop: cannot install chromium (see .local/interop/apt.log); install the Debian package chromium" >&2; exit 1; }
+  CHROMIUM=$(command -v chromium)
+fi
+export CHROMIUM
 if [ "${1:-}" = install ]; then exit 0; fi
+
+# --- a test certificate authority and a loopback certificate ----------------------
+# For the client document the Python client serves over https; the server
+# trusts this authority for client documents only (DEV_CLIENT_DOCUMENT_CA).
+TLS=.local/interop/tls
+mkdir -p "$TLS"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=kobana-interop-ca \
+  -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign \
+  -keyout "$TLS/ca.key" -out "$TLS/ca.pem" 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=127.0.0.1 \
+  -keyout "$TLS/leaf.key" -out "$TLS/leaf.csr" 2>/dev/null
+openssl x509 -req -in "$TLS/leaf.csr" -CA "$TLS/ca.pem" -CAkey "$TLS/ca.key" -CAcreateserial -days 1 \
+  -extfile <(printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n') \
+  -out "$TLS/leaf.pem" 2>/dev/null
+export DEV_CLIENT_DOCUMENT_CA="$TLS/ca.pem" CLIENT_DOCUMENT_CERT="$TLS/leaf.pem" CLIENT_DOCUMENT_KEY="$TLS/leaf.key"
 
 # --- database, binary, server ----------------------------------------------------
 serve_for_tests "$LOG" || { echo "interop: no server" >&2; exit 1; }
 
-export MCP_URL="http://127.0.0.1:$PORT/mcp"
+export MCP_URL="http://127.0.0.1:$PORT/mcp" ISSUER_URL="http://127.0.0.1:$DEV_ISSUER_PORT"
 MCP_TOKEN=$("$BIN" dev-token)
 export MCP_TOKEN
 
@@ -52,9 +87,10 @@ failed=0
 node interop/ts_client.mjs 2026-07-28 | tee -a "$OUT" || failed=1
 node interop/ts_client.mjs legacy | tee -a "$OUT" || failed=1
 node interop/ts_oauth.mjs | tee -a "$OUT" || failed=1
+node interop/consent_browser.mjs | tee -a "$OUT" || failed=1
 
 echo "interop: took $((SECONDS - start)) s (server log: $LOG)" >&2
-# One closing line for the five runs (each printed its own `... N passed, N failed`).
+# One closing line for the six runs (each printed its own `... N passed, N failed`).
 awk '/^interop .*: [0-9]+ passed, [0-9]+ failed$/ { p += $(NF-3); f += $(NF-1); n++ }
-     END { if (n != 5) f++; printf "interop: %d passed, %d failed\n", p, f }' "$OUT"
+     END { if (n != 6) f++; printf "interop: %d passed, %d failed\n", p, f }' "$OUT"
 exit "$failed"

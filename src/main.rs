@@ -96,7 +96,8 @@ async fn run_lambda(config: Config) -> Result<(), String> {
 /// Serves the development authorization server on loopback, when
 /// configured: its metadata, JWKS, registration, login and token endpoints
 /// (`inbox::dev::oauth`). `AUTO_APPROVE=<sub>` approves every login as that
-/// demo person, without the consent page.
+/// demo person, without the consent page; `DEV_ACCESS_TOKEN_SECS` shortens
+/// the access tokens' life.
 #[cfg(feature = "dev")]
 async fn start_dev_issuer(config: &Config) -> Result<(), String> {
     if let Some(dev) = &config.dev_issuer {
@@ -106,11 +107,21 @@ async fn start_dev_issuer(config: &Config) -> Result<(), String> {
             tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
         let store = Store::connect(&config.store).await;
         let resources = vec![config.mcp_resource.clone(), config.auth.api_audience.clone()];
-        let auto_approve = std::env::var("AUTO_APPROVE").ok().filter(|v| !v.is_empty());
-        // Client documents on loopback only under the development flag, as for webhooks.
-        let outbound = inbox::outbound::Outbound::new(config.webhook_allow_loopback)?;
-        let server =
-            inbox::dev::oauth::AuthServer::new(issuer, &dev.issuer(), resources, store, outbound, auto_approve);
+        let options = inbox::dev::oauth::Options::from_env()?;
+        // Client documents on loopback only under the development flag, as
+        // for webhooks; `DEV_CLIENT_DOCUMENT_CA` names a PEM file of
+        // authorities trusted besides the public roots (a test serving a
+        // client document over https on loopback).
+        let outbound = match std::env::var_os("DEV_CLIENT_DOCUMENT_CA").filter(|p| !p.is_empty()) {
+            Some(path) => {
+                let pem = std::fs::read(&path)
+                    .map_err(|e| format!("DEV_CLIENT_DOCUMENT_CA={}: {e}", path.to_string_lossy()))?;
+                inbox::outbound::Outbound::also_trusting(config.webhook_allow_loopback, &pem)
+                    .map_err(|e| format!("DEV_CLIENT_DOCUMENT_CA={}: {e}", path.to_string_lossy()))?
+            }
+            None => inbox::outbound::Outbound::new(config.webhook_allow_loopback)?,
+        };
+        let server = inbox::dev::oauth::AuthServer::new(issuer, &dev.issuer(), resources, store, outbound, options);
         let server = Arc::new(server);
         tracing::info!(issuer = %dev.issuer(), "development authorization server (OAuth 2.1, PKCE) listening");
         let handler: edge::local::Handler = Arc::new(move |req| {

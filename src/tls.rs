@@ -27,6 +27,31 @@ pub fn client_config() -> rustls::ClientConfig {
         .clone()
 }
 
+/// A rustls client configuration trusting the compiled-in roots and the
+/// certificate authorities of a PEM file as well: the development
+/// authorization server's fetcher of client documents served over https on
+/// loopback, in tests (`DEV_CLIENT_DOCUMENT_CA`). Never used by a deployed
+/// function.
+#[cfg(feature = "dev")]
+pub fn client_config_also_trusting(pem: &[u8]) -> Result<rustls::ClientConfig, String> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let extra: Vec<CertificateDer<'static>> =
+        CertificateDer::pem_slice_iter(pem).collect::<Result<_, _>>().map_err(|e| format!("PEM: {e}"))?;
+    if extra.is_empty() {
+        return Err("no certificate in the PEM file".into());
+    }
+    let mut roots = RootCertStore::empty();
+    let _ = roots.add_parsable_certificates(webpki_root_certs::TLS_SERVER_ROOT_CERTS.iter().cloned());
+    for cert in extra {
+        roots.add(cert).map_err(|e| format!("certificate refused: {e}"))?;
+    }
+    rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::aws_lc_rs::default_provider()))
+        .with_safe_default_protocol_versions()
+        .map(|b| b.with_root_certificates(roots).with_no_client_auth())
+        .map_err(|e| e.to_string())
+}
+
 /// The AWS SDK clients' HTTPS client (DynamoDB, Secrets Manager), trusting
 /// the same roots (its own loader would read the system store). Built once:
 /// parsing the roots is the costly part, and the clients share it (and its

@@ -62,7 +62,9 @@ impl DevIssuer {
         jsonwebtoken::encode(&header, claims, &self.key).map_err(|e| DevError::Key(e.to_string()))
     }
 
-    /// A token for `sub` in `org` with `scopes`, valid for `ttl_secs`.
+    /// A token for `sub` in `org` with `scopes`, valid for `ttl_secs`, with a
+    /// unique `jti` (RFC 9068): two tokens minted in the same second for the
+    /// same grant (a login and its refresh) are still two tokens.
     pub fn mint(
         &self,
         issuer: &str,
@@ -73,7 +75,10 @@ impl DevIssuer {
         ttl_secs: u64,
     ) -> Result<String, DevError> {
         let now = jsonwebtoken::get_current_timestamp();
+        let mut jti = [0u8; 16];
+        getrandom::fill(&mut jti).map_err(|_| DevError::Key("no system randomness".into()))?;
         self.sign(&json!({
+            "jti": crate::domain::hex(&jti),
             "iss": issuer,
             "sub": sub,
             "aud": audiences,

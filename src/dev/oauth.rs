@@ -21,9 +21,13 @@
 //!   9207). The person approves on a consent page (no script) naming the
 //!   client, the resource and the scopes, choosing who they are among the
 //!   demo people and which scopes to grant; `AUTO_APPROVE=<sub>` skips the page
-//!   for scripted clients.
+//!   for scripted clients, unless the request says OpenID Connect's
+//!   `prompt=consent` (a client that wants the person asked). `prompt=none`
+//!   never shows the page: without `AUTO_APPROVE` it is refused with
+//!   `consent_required`.
 //! - Tokens (`POST /token`): codes are single-use and live 60 s; access tokens
-//!   live an hour; refresh tokens rotate on use, and a refresh token used a
+//!   live an hour (`DEV_ACCESS_TOKEN_SECS` shortens it, to see clients
+//!   refresh); refresh tokens rotate on use, and a refresh token used a
 //!   second time revokes its whole family. All state is in the local table
 //!   with TTLs (`store::authz`).
 
@@ -45,7 +49,7 @@ use crate::outbound::Outbound;
 use crate::store::Store;
 use crate::store::authz::{Client, Grant, Spent};
 
-/// How long an access token lives.
+/// How long an access token lives, unless `DEV_ACCESS_TOKEN_SECS` says.
 const ACCESS_SECS: u64 = 3600;
 /// How long a refresh token lives.
 const REFRESH_SECS: u64 = 30 * 86_400;
@@ -57,11 +61,50 @@ const CLIENT_SECS: u64 = 90 * 86_400;
 const MAX_DOCUMENT_BYTES: usize = 5 * 1024;
 /// How long a fetched client document is used, whatever it asks.
 const DOCUMENT_SECS: u64 = 300;
+/// The consent page's look: plain, readable, no script.
+const CONSENT_STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f5f5f5;color:#222}\
+main{max-width:34rem;margin:2rem auto;padding:1.5rem 2rem;background:#fff;border-radius:8px;\
+box-shadow:0 1px 4px #0002}h1{font-size:1.4rem}fieldset{border:1px solid #ddd;border-radius:6px;margin:1rem 0}\
+.note{background:#fff8e1;padding:.5rem .75rem;border-radius:6px;font-size:.9rem}.small{font-size:.85rem;color:#555}\
+code{word-break:break-all}button{font-size:1rem;padding:.4rem 1.2rem;margin-right:.5rem}\
+#approve{background:#1a5fb4;color:#fff;border:0;border-radius:4px}";
 /// The organization of the demo people.
 const ORG: &str = "org_demo";
 /// Who may log in on the consent page: the demo people.
 const PEOPLE: [(&str, &str); 3] =
     [("usr_admin", "Demo admin"), ("usr_operator", "Demo operator"), ("usr_viewer", "Demo viewer")];
+
+/// How the server behaves, from the environment of `make run`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Options {
+    /// `AUTO_APPROVE`: approve every login as this demo person, without the page.
+    pub auto_approve: Option<String>,
+    /// `DEV_ACCESS_TOKEN_SECS`: how long access tokens live (default an hour).
+    pub access_secs: Option<u64>,
+}
+
+impl Options {
+    /// Reads `AUTO_APPROVE` and `DEV_ACCESS_TOKEN_SECS`; a person who is not
+    /// one of the demo people, or a lifetime outside 1 s to a day, is refused.
+    pub fn from_env() -> Result<Options, String> {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let auto_approve = var("AUTO_APPROVE");
+        if let Some(sub) = &auto_approve
+            && !PEOPLE.iter().any(|(p, _)| p == sub)
+        {
+            let people: Vec<&str> = PEOPLE.iter().map(|(p, _)| *p).collect();
+            return Err(format!("AUTO_APPROVE={sub}: not a demo person (one of {})", people.join(", ")));
+        }
+        let access_secs = match var("DEV_ACCESS_TOKEN_SECS") {
+            None => None,
+            Some(text) => match text.parse::<u64>() {
+                Ok(secs @ 1..=86_400) => Some(secs),
+                _ => return Err(format!("DEV_ACCESS_TOKEN_SECS={text}: seconds from 1 to 86400")),
+            },
+        };
+        Ok(Options { auto_approve, access_secs })
+    }
+}
 
 pub struct AuthServer {
     issuer: DevIssuer,
@@ -72,6 +115,8 @@ pub struct AuthServer {
     store: Store,
     /// Approve every request as this person, without the consent page.
     auto_approve: Option<String>,
+    /// How long access tokens live.
+    access_secs: u64,
     /// Signs the consent form's hidden request (a key per process).
     form_key: hmac::Key,
     /// Fetches client documents (the webhooks' guarded client).
@@ -232,7 +277,7 @@ impl AuthServer {
         resources: Vec<String>,
         store: Store,
         outbound: Outbound,
-        auto_approve: Option<String>,
+        options: Options,
     ) -> Self {
         let mut key = [0u8; 32];
         // Without randomness the key is zeros: the page still works, and it is a development server.
@@ -242,7 +287,8 @@ impl AuthServer {
             url: url.trim_end_matches('/').to_owned(),
             resources,
             store,
-            auto_approve,
+            auto_approve: options.auto_approve,
+            access_secs: options.access_secs.unwrap_or(ACCESS_SECS),
             form_key: hmac::Key::new(hmac::HMAC_SHA256, &key),
             outbound,
             documents: Mutex::default(),
@@ -420,12 +466,21 @@ impl AuthServer {
             scopes: ours,
             code_challenge: challenge,
         };
-        match &self.auto_approve {
-            Some(sub) => {
+        // OpenID Connect's `prompt` (space-separated): `consent`, `login` or
+        // `select_account` ask for the page even under AUTO_APPROVE; `none`
+        // forbids it.
+        let prompts: Vec<&str> = one(q, "prompt").map(|p| p.split(' ').collect()).unwrap_or_default();
+        let ask = prompts.iter().any(|p| matches!(*p, "consent" | "login" | "select_account"));
+        match (&self.auto_approve, ask, prompts.contains(&"none")) {
+            (_, true, true) => self.refuse(redirect_uri, state, "invalid_request", "prompt=none with another prompt"),
+            (Some(sub), false, _) => {
                 let scopes = request.scopes.clone();
                 self.approve(&request, sub, &scopes).await
             }
-            None => self.consent_page(&request),
+            (None, _, true) => {
+                self.refuse(redirect_uri, state, "consent_required", "The person must approve on the consent page")
+            }
+            _ => self.consent_page(&request),
         }
     }
 
@@ -463,21 +518,39 @@ impl AuthServer {
             })
             .collect();
         let body = format!(
-            "<!doctype html><html lang=\"en\"><meta charset=\"utf-8\"><title>Authorize {client}</title><body>\
+            "<!doctype html><html lang=\"en\"><meta charset=\"utf-8\">\
+             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+             <title>Authorize {client}</title><style>{CONSENT_STYLE}</style><body><main>\
+             <p class=\"note\">Kobana Autonomous Inbox — development login (<code>make run</code>). \
+             A deployment signs people in with the organization's identity provider.</p>\
              <h1>Authorize <span id=\"client\">{client}</span></h1>\
-             <p>It asks to use <strong id=\"resource\">{resource}</strong> on your behalf.</p>\
+             <p>It asks to use <strong id=\"resource\">{resource}</strong> on your behalf, and will \
+             send you back to <code id=\"redirect\">{redirect}</code>.</p>\
+             <p class=\"small\">Client id: <code id=\"client-id\">{client_id}</code></p>\
              <form method=\"post\" action=\"/authorize\">\
              <input type=\"hidden\" name=\"request\" value=\"{sealed}\">\
              <fieldset><legend>Who you are</legend>{people}</fieldset>\
              <fieldset><legend>What it may do</legend>{scopes}</fieldset>\
              <button type=\"submit\" name=\"decision\" value=\"approve\" id=\"approve\">Approve</button> \
              <button type=\"submit\" name=\"decision\" value=\"deny\" id=\"deny\">Deny</button>\
-             </form></body></html>",
+             </form></main></body></html>",
             client = html_escape(&request.client_name),
+            client_id = html_escape(&request.client_id),
             resource = html_escape(&request.resource),
+            redirect = html_escape(&request.redirect_uri),
             sealed = html_escape(&self.seal(request)),
         );
-        response(StatusCode::OK, "text/html; charset=utf-8", body)
+        let mut page = response(StatusCode::OK, "text/html; charset=utf-8", body);
+        // Never framed (a framed consent page can be clicked through), no
+        // script, nothing loaded. No `form-action`: browsers apply it to the
+        // redirect to the client that follows the form.
+        let headers = page.headers_mut();
+        headers.insert(header::X_FRAME_OPTIONS, header::HeaderValue::from_static("DENY"));
+        headers.insert(
+            header::CONTENT_SECURITY_POLICY,
+            header::HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"),
+        );
+        page
     }
 
     async fn consent(&self, f: &BTreeMap<String, Vec<String>>) -> Response<Bytes> {
@@ -581,7 +654,7 @@ impl AuthServer {
             &grant.sub,
             &grant.org,
             &grant.scope,
-            ACCESS_SECS,
+            self.access_secs,
         );
         let refresh = random_token();
         let (Ok(access), false) = (access, refresh.is_empty()) else { return unavailable() };
@@ -590,7 +663,7 @@ impl AuthServer {
         }
         json_response(
             StatusCode::OK,
-            &json!({"access_token": access, "token_type": "Bearer", "expires_in": ACCESS_SECS,
+            &json!({"access_token": access, "token_type": "Bearer", "expires_in": self.access_secs,
                     "refresh_token": refresh, "scope": grant.scope}),
         )
     }

@@ -176,8 +176,20 @@ impl Outbound {
     }
 
     pub fn with_lookup(lookup: Arc<dyn Lookup>, allow_loopback: bool) -> Result<Outbound, String> {
+        Self::build(lookup, allow_loopback, crate::tls::client_config())
+    }
+
+    /// The same guarded client, trusting the certificate authorities of a
+    /// PEM file besides the public roots (the development authorization
+    /// server, fetching client documents from a test's https server).
+    #[cfg(feature = "dev")]
+    pub fn also_trusting(allow_loopback: bool, pem: &[u8]) -> Result<Outbound, String> {
+        Self::build(Arc::new(SystemLookup), allow_loopback, crate::tls::client_config_also_trusting(pem)?)
+    }
+
+    fn build(lookup: Arc<dyn Lookup>, allow_loopback: bool, tls: rustls::ClientConfig) -> Result<Outbound, String> {
         let client = reqwest::Client::builder()
-            .tls_backend_preconfigured(crate::tls::client_config())
+            .tls_backend_preconfigured(tls)
             .dns_resolver(Arc::new(Guard { lookup, allow_loopback }))
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()

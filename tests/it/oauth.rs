@@ -7,7 +7,7 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use crate::common::{API_AUDIENCE, Harness, ISSUER, JwksServer, MCP_RESOURCE, send};
-use inbox::dev::oauth::AuthServer;
+use inbox::dev::oauth::{AuthServer, Options};
 
 const REDIRECT: &str = "http://127.0.0.1/callback";
 /// A PKCE pair: the verifier, and its S256 challenge.
@@ -19,12 +19,20 @@ async fn server(h: &Harness, auto_approve: Option<&str>) -> AuthServer {
     let resources = vec![MCP_RESOURCE.to_owned(), API_AUDIENCE.to_owned()];
     // Loopback documents allowed, as under the development flag.
     let outbound = inbox::outbound::Outbound::new(true).unwrap();
-    AuthServer::new(h.issuer.clone(), ISSUER, resources, store, outbound, auto_approve.map(str::to_owned))
+    let options = Options { auto_approve: auto_approve.map(str::to_owned), access_secs: None };
+    AuthServer::new(h.issuer.clone(), ISSUER, resources, store, outbound, options)
 }
 
 async fn call(s: &AuthServer, method: &str, uri: &str, body: &str) -> http::Response<Bytes> {
     let req = http::Request::builder().method(method).uri(uri).body(Bytes::from(body.to_owned())).unwrap();
     s.handle(req).await
+}
+
+/// The claims of a JWT (its payload, unverified: the test only reads them).
+fn claims_of(token: &str) -> Value {
+    use base64::Engine as _;
+    let payload = token.split('.').nth(1).unwrap();
+    serde_json::from_slice(&base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap()
 }
 
 fn json_of(resp: &http::Response<Bytes>) -> Value {
@@ -128,6 +136,8 @@ async fn the_consent_page_names_the_client_and_grants_what_the_person_ticks_or_n
     let scope = "&scope=emails%3Aread%20inboxes%3Aread";
     let page = call(&s, "GET", &authorize_uri(&client, &format!("{}{scope}", pkce())), "").await;
     assert_eq!(page.status(), 200);
+    assert_eq!(page.headers()["x-frame-options"], "DENY");
+    assert!(page.headers()["content-security-policy"].to_str().unwrap().contains("frame-ancestors 'none'"));
     let html = String::from_utf8_lossy(page.body()).into_owned();
     assert!(html.contains("Test client") && html.contains(MCP_RESOURCE) && html.contains("emails:read"), "{html}");
     let sealed = html.split("name=\"request\" value=\"").nth(1).unwrap().split('"').next().unwrap().to_owned();
@@ -149,6 +159,51 @@ async fn the_consent_page_names_the_client_and_grants_what_the_person_ticks_or_n
     let forged =
         call(&s, "POST", "/authorize", "request=e30.AAAA&sub=usr_admin&scope=emails%3Aread&decision=approve").await;
     assert_eq!(forged.status(), 400);
+}
+
+#[tokio::test]
+async fn prompt_consent_shows_the_page_under_auto_approve_and_prompt_none_never_does() {
+    let h = Harness::new();
+    let auto = server(&h, Some("usr_admin")).await;
+    let client = register(&auto).await;
+    // Under AUTO_APPROVE: straight back with a code, unless the client asks for the page.
+    assert!(redirected(&call(&auto, "GET", &authorize_uri(&client, &pkce()), "").await).contains_key("code"));
+    let page = call(&auto, "GET", &authorize_uri(&client, &format!("{}&prompt=consent", pkce())), "").await;
+    assert_eq!(page.status(), 200);
+    assert!(String::from_utf8_lossy(page.body()).contains("id=\"approve\""));
+    assert!(
+        redirected(&call(&auto, "GET", &authorize_uri(&client, &format!("{}&prompt=none", pkce())), "").await)
+            .contains_key("code")
+    );
+    let both =
+        redirected(&call(&auto, "GET", &authorize_uri(&client, &format!("{}&prompt=none%20login", pkce())), "").await);
+    assert_eq!(both["error"], "invalid_request");
+
+    // Without it, prompt=none cannot be answered without the person.
+    let asking = server(&h, None).await;
+    let client = register(&asking).await;
+    let none = redirected(&call(&asking, "GET", &authorize_uri(&client, &format!("{}&prompt=none", pkce())), "").await);
+    assert_eq!(
+        (none["error"].as_str(), none["iss"].as_str(), none["state"].as_str()),
+        ("consent_required", ISSUER, "s1")
+    );
+}
+
+#[tokio::test]
+async fn access_tokens_live_as_long_as_configured() {
+    let h = Harness::new();
+    let store = h.app().await.store.clone();
+    let resources = vec![MCP_RESOURCE.to_owned(), API_AUDIENCE.to_owned()];
+    let outbound = inbox::outbound::Outbound::new(true).unwrap();
+    let options = Options { auto_approve: Some("usr_operator".into()), access_secs: Some(5) };
+    let s = AuthServer::new(h.issuer.clone(), ISSUER, resources, store, outbound, options);
+    let client = register(&s).await;
+    let params = redirected(&call(&s, "GET", &authorize_uri(&client, &pkce()), "").await);
+    let tokens = json_of(&exchange(&s, &client, &params["code"], VERIFIER).await);
+    assert_eq!(tokens["expires_in"], 5, "{tokens}");
+    let claims = claims_of(tokens["access_token"].as_str().unwrap());
+    assert_eq!(claims["exp"].as_u64().unwrap() - claims["iat"].as_u64().unwrap(), 5, "{claims}");
+    assert_eq!(claims["sub"], "usr_operator");
 }
 
 #[tokio::test]
