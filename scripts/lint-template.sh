@@ -9,4 +9,4 @@ export SAM_CLI_TELEMETRY=0
 "$BIN/cfn-lint" template.yaml
 "$BIN/sam" validate --lint --region us-east-1 -t template.yaml
 SECURITY=$(scripts/tools.sh security)
-"$SECURITY/checkov" -f template.yaml --framework cloudformation --compact --quiet
+"$SECURITY/checkov" -f template.yaml --framework cloudformation --compact --quiet --skip-download
