@@ -9,6 +9,9 @@
 #     serves over https on loopback (a test authority made here, which the
 #     server trusts through DEV_CLIENT_DOCUMENT_CA), TypeScript by dynamic
 #     registration: interop/python_oauth.py, interop/ts_oauth.mjs.
+#   - the official tasks client (`@modelcontextprotocol/ext-tasks`): a long tool
+#     through the confirmation settled to its result, a second one cancelled
+#     while queued (LOCAL_JOB_HOLD_MS): interop/ts_tasks.mjs.
 #   - the consent page in headless Chromium (Debian's package, installed here
 #     when missing): render, approve, decline: interop/consent_browser.mjs.
 # The server is started as `make run` starts it, on its own ports and its own
@@ -28,6 +31,9 @@ export WEBHOOK_ALLOW_LOOPBACK="${WEBHOOK_ALLOW_LOOPBACK:-1}"  # as scripts/run.s
 export AUTO_APPROVE=usr_admin
 # Access tokens of those logins live 3 s, so the clients are seen refreshing.
 export DEV_ACCESS_TOKEN_SECS=3
+# Jobs wait 1.5 s in the queue before the local runner takes them, so the
+# tasks client can cancel one while it is queued.
+export LOCAL_JOB_HOLD_MS=1500
 unset MCP_RESOURCE API_AUDIENCE OAUTH_ISSUER JWKS_URL
 BIN=$(bin_path)
 VENV=.local/interop/venv
@@ -87,10 +93,11 @@ failed=0
 node interop/ts_client.mjs 2026-07-28 | tee -a "$OUT" || failed=1
 node interop/ts_client.mjs legacy | tee -a "$OUT" || failed=1
 node interop/ts_oauth.mjs | tee -a "$OUT" || failed=1
+node interop/ts_tasks.mjs | tee -a "$OUT" || failed=1
 node interop/consent_browser.mjs | tee -a "$OUT" || failed=1
 
 echo "interop: took $((SECONDS - start)) s (server log: $LOG)" >&2
-# One closing line for the six runs (each printed its own `... N passed, N failed`).
+# One closing line for the seven runs (each printed its own `... N passed, N failed`).
 awk '/^interop .*: [0-9]+ passed, [0-9]+ failed$/ { p += $(NF-3); f += $(NF-1); n++ }
-     END { if (n != 6) f++; printf "interop: %d passed, %d failed\n", p, f }' "$OUT"
+     END { if (n != 7) f++; printf "interop: %d passed, %d failed\n", p, f }' "$OUT"
 exit "$failed"

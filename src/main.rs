@@ -197,8 +197,14 @@ async fn serve_local(config: Config) -> Result<(), String> {
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let app = Arc::new(build(config).await?);
     // Locally the job runner polls the queue in-process (on AWS the worker
-    // Lambda is fed by the table's stream).
-    tokio::spawn(inbox::worker::poll(Arc::clone(&app.runner), std::time::Duration::from_millis(500)));
+    // Lambda is fed by the table's stream). `LOCAL_JOB_HOLD_MS` leaves each
+    // job queued that long first (to see a task queued, and cancel it).
+    let hold = match std::env::var("LOCAL_JOB_HOLD_MS").ok().filter(|v| !v.is_empty()) {
+        None => 0,
+        Some(text) => text.parse::<u64>().map_err(|_| format!("LOCAL_JOB_HOLD_MS={text}: milliseconds"))?,
+    };
+    let (every, hold) = (std::time::Duration::from_millis(500), std::time::Duration::from_millis(hold));
+    tokio::spawn(inbox::worker::poll(Arc::clone(&app.runner), every, hold));
     tracing::info!(%addr, "serving MCP on http://{addr}/mcp");
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;

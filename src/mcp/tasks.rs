@@ -27,7 +27,7 @@ use super::era::{EXT_TASKS, ProtocolVersion};
 use super::jsonrpc::RpcError;
 use super::method::Method;
 use super::results::{call_tool_result, step_up, unavailable};
-use super::{Call, Outcome};
+use super::{Call, Outcome, ResultType};
 use crate::api::error::ApiError;
 use crate::api::{self, ApiResponse, Ctx, Input, Op, Route, jobs};
 use crate::domain::Tenant;
@@ -99,7 +99,12 @@ pub fn detailed(job: &Job) -> Value {
                 body.insert("error".into(), json!({"code": code, "message": message}));
             }
             body.insert("data".into(), json!({"job": job}));
-            let result = call_tool_result(ProtocolVersion::V2026_07_28, &Value::Object(body), failure.is_some());
+            let mut result = call_tool_result(ProtocolVersion::V2026_07_28, &Value::Object(body), failure.is_some());
+            // Tasks live in the 2026-07-28 era, where every result says what
+            // it is — the one inlined here too (the tasks client checks it).
+            if let Value::Object(fields) = &mut result {
+                fields.insert("resultType".into(), Value::from(ResultType::Complete.as_str()));
+            }
             task.insert("result".into(), result);
         }
         TaskStatus::Failed => {

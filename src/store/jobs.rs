@@ -203,8 +203,9 @@ impl Store {
         }
     }
 
-    /// Queued jobs of every tenant, oldest first (the local runner's view).
-    pub async fn queued_jobs(&self, limit: i32) -> Result<Vec<(Tenant, String)>, StoreError> {
+    /// Queued jobs of every tenant, oldest first (the local runner's view):
+    /// tenant, id and when each was created.
+    pub async fn queued_jobs(&self, limit: i32) -> Result<Vec<(Tenant, String, String)>, StoreError> {
         let out = self
             .client()
             .query()
@@ -225,7 +226,8 @@ impl Store {
             let org = text("org_id").and_then(|o| crate::domain::OrgId::parse(&o));
             let ws = text("workspace_id").and_then(|w| crate::domain::WorkspaceId::parse(&w));
             if let (Some(org), Some(workspace), Some(id)) = (org, ws, text("id")) {
-                jobs.push((Tenant::new(org, workspace, crate::domain::Role::Viewer), id));
+                let created_at = text("created_at").unwrap_or_default();
+                jobs.push((Tenant::new(org, workspace, crate::domain::Role::Viewer), id, created_at));
             }
         }
         Ok(jobs)

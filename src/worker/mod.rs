@@ -173,12 +173,19 @@ async fn finish(
     Ok(Ran::Finished(job.status))
 }
 
-/// Local mode: runs queued jobs as they appear, until the process ends.
-pub async fn poll(runner: Arc<Runner>, every: Duration) {
+/// Local mode: runs queued jobs as they appear, until the process ends. A
+/// job is left queued until it is `hold` old (`LOCAL_JOB_HOLD_MS`; zero by
+/// default): time for a person, or a test, to see it queued and cancel it.
+pub async fn poll(runner: Arc<Runner>, every: Duration, hold: Duration) {
     loop {
         match runner.store.queued_jobs(25).await {
             Ok(jobs) => {
-                for (tenant, id) in jobs {
+                let now = crate::sys::now();
+                // A creation time that does not parse does not hold its job back.
+                let held = |created_at: &str| {
+                    crate::domain::clock::parse_instant(created_at).is_some_and(|at| now - at < hold)
+                };
+                for (tenant, id, _) in jobs.into_iter().filter(|(_, _, created_at)| !held(created_at)) {
                     if let Err(e) = run(runner.as_ref(), &tenant, &id).await {
                         tracing::warn!(job = %id, error = %e, "job could not be recorded; it stays queued");
                     }

@@ -500,8 +500,11 @@ async fn the_local_poller_finishes_a_queued_job_on_its_own() {
     register_webhook(&h, &receiver.url()).await;
     let job_id = reprocess(&h, "eml_energy_nov").await;
 
-    let poller =
-        tokio::spawn(inbox::worker::poll(std::sync::Arc::clone(&h.app().await.runner), Duration::from_millis(50)));
+    let poller = tokio::spawn(inbox::worker::poll(
+        std::sync::Arc::clone(&h.app().await.runner),
+        Duration::from_millis(50),
+        Duration::ZERO,
+    ));
     let job = wait_final(&h, &job_id).await;
     poller.abort();
 
@@ -1393,6 +1396,24 @@ async fn testing_or_resending_to_a_disabled_webhook_is_409_webhook_disabled_and_
     let queued = app.store.queued_jobs(10).await.expect("queue");
     assert_eq!(queued.len(), 0, "nothing was enqueued");
     assert_eq!(receiver.hits().len(), 1, "only the first delivery: {:?}", receiver.hits());
+}
+
+#[tokio::test]
+async fn the_local_runner_leaves_a_job_queued_while_it_is_held_then_runs_it() {
+    let h = Harness::new();
+    let job_id = reprocess(&h, "eml_energy_nov").await;
+    let runner = std::sync::Arc::clone(&h.app().await.runner);
+    let held = tokio::spawn(inbox::worker::poll(runner, Duration::from_millis(20), Duration::from_secs(3600)));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    held.abort();
+    let job = get(&h, &format!("/jobs/{job_id}")).await["data"].clone();
+    assert_eq!(job["status"], "queued", "held (younger than the hold): {job}");
+
+    let runner = std::sync::Arc::clone(&h.app().await.runner);
+    let poller = tokio::spawn(inbox::worker::poll(runner, Duration::from_millis(20), Duration::ZERO));
+    let job = wait_final(&h, &job_id).await;
+    poller.abort();
+    assert_eq!(job["status"], "succeeded", "{job}");
 }
 
 #[tokio::test]

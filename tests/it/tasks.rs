@@ -100,6 +100,7 @@ fn inlined(task: &Value, is_error: bool) -> Value {
     assert_eq!(task["status"], "completed", "{task}");
     assert!(task.get("error").is_none(), "{task}");
     let result = &task["result"];
+    assert_eq!(result["resultType"], "complete", "the inlined result says what it is: {task}");
     assert_eq!(result["isError"], is_error, "{task}");
     let text = result["content"][0]["text"].as_str().unwrap_or_else(|| panic!("no text content: {task}"));
     let parsed: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("text is not JSON ({e}): {text}"));
