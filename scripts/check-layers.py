@@ -24,7 +24,7 @@ LAYERS = {
     "store": 2, "auth": 2, "outbound": 2, "secrets": 2, "secret_store": 2,
     "api": 3, "worker": 3, "seed": 3, "dev": 3,
     "mcp": 4, "config": 4,
-    "edge": 5,
+    "edge": 5, "conformance": 5,
     "app": 6, "cli": 6,
 }
 

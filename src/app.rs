@@ -6,9 +6,14 @@
 //!   outbound client, the MCP server's static documents, handed to each layer
 //!   as the narrow context it uses: the edge gets `Edge`, the local poller
 //!   `worker::Runner`, the operations `api::Services`.
+//! - `App::build_with`: the same, serving another MCP catalogue and running
+//!   its tool jobs (`Serving`: the conformance fixture server's).
 //! - `build_runner` (the worker Lambda): only what running a job needs — the
 //!   store, the secrets, the outbound client. The worker checks no token, so
 //!   its INIT fetches no issuer keys and builds no edge.
+//!
+//! - `start_dev_issuer`: the development authorization server beside a
+//!   local server (`dev` builds), for both local binaries.
 //!
 //! Nothing below imports this module; only the binaries (and the tests) see it.
 
@@ -24,10 +29,11 @@ use crate::domain::Scope;
 use crate::edge::Edge;
 use crate::edge::admit::RateLimiter;
 use crate::mcp::McpServer;
+use crate::mcp::surface::Catalogue;
 use crate::outbound::Outbound;
 use crate::secrets::Secrets;
 use crate::store::Store;
-use crate::worker::Runner;
+use crate::worker::{Runner, ToolJobs};
 
 pub struct App {
     pub config: Config,
@@ -98,8 +104,22 @@ pub enum AppError {
     Task(String),
 }
 
+/// What a binary may give the server besides its configuration: another MCP
+/// catalogue, and what runs that catalogue's tool jobs (the conformance
+/// fixture server gives both; the product neither).
+#[derive(Default, Clone)]
+pub struct Serving {
+    pub catalogue: Option<Arc<dyn Catalogue>>,
+    pub tool_jobs: Option<Arc<dyn ToolJobs>>,
+}
+
 impl App {
     pub async fn build(config: Config) -> Result<App, AppError> {
+        Self::build_with(config, Serving::default()).await
+    }
+
+    /// `build`, serving `serving`'s catalogue (the product's when none).
+    pub async fn build_with(config: Config, serving: Serving) -> Result<App, AppError> {
         let client = reqwest::Client::builder()
             .tls_backend_preconfigured(crate::tls::client_config())
             .connect_timeout(Duration::from_secs(2))
@@ -135,7 +155,15 @@ impl App {
             memberships: MembershipCache::new(config.membership_cache),
         };
         let edge = Edge {
-            mcp: McpServer::new(Arc::clone(&secrets), config.confirmation_ttl_secs, mcp_resource.clone()),
+            mcp: match serving.catalogue {
+                Some(catalogue) => McpServer::with_catalogue(
+                    Arc::clone(&secrets),
+                    config.confirmation_ttl_secs,
+                    mcp_resource.clone(),
+                    catalogue,
+                ),
+                None => McpServer::new(Arc::clone(&secrets), config.confirmation_ttl_secs, mcp_resource.clone()),
+            },
             api,
             verifier,
             mcp_resource,
@@ -145,7 +173,8 @@ impl App {
             limiter: RateLimiter::new(config.rate_limit_per_minute, store.clone()),
             request_timeout: config.request_timeout,
         };
-        let runner = runner(&config, store.clone(), Arc::clone(&secrets))?;
+        let mut runner = runner(&config, store.clone(), Arc::clone(&secrets))?;
+        runner.tools = serving.tool_jobs;
         Ok(App { config, store, secrets, edge: Arc::new(edge), runner: Arc::new(runner) })
     }
 }
@@ -171,5 +200,56 @@ async fn joined_secrets(
 
 fn runner(config: &Config, store: Store, secrets: Arc<Secrets>) -> Result<Runner, AppError> {
     let outbound = Outbound::new(config.webhook_allow_loopback).map_err(AppError::HttpClient)?;
-    Ok(Runner { store, secrets, outbound, lease_secs: config.job_lease_secs })
+    Ok(Runner { store, secrets, outbound, lease_secs: config.job_lease_secs, tools: None })
+}
+
+/// Serves the development authorization server on loopback, when
+/// configured: its metadata, JWKS, registration, login and token endpoints
+/// (`crate::dev::oauth`). `AUTO_APPROVE=<sub>` approves every login as that
+/// demo person, without the consent page; `DEV_ACCESS_TOKEN_SECS` shortens
+/// the access tokens' life.
+#[cfg(feature = "dev")]
+pub async fn start_dev_issuer(config: &Config) -> Result<(), String> {
+    if let Some(dev) = &config.dev_issuer {
+        let issuer = crate::dev::DevIssuer::load_or_create(&dev.key_path).map_err(|e| e.to_string())?;
+        let addr = std::net::SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, dev.port));
+        let listener =
+            tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        let store = crate::store::Store::connect(&config.store).await;
+        let resources = vec![config.mcp_resource.clone(), config.auth.api_audience.clone()];
+        let options = crate::dev::oauth::Options::from_env()?;
+        // Client documents on loopback only under the development flag, as
+        // for webhooks; `DEV_CLIENT_DOCUMENT_CA` names a PEM file of
+        // authorities trusted besides the public roots (a test serving a
+        // client document over https on loopback).
+        let outbound = match std::env::var_os("DEV_CLIENT_DOCUMENT_CA").filter(|p| !p.is_empty()) {
+            Some(path) => {
+                let pem = std::fs::read(&path)
+                    .map_err(|e| format!("DEV_CLIENT_DOCUMENT_CA={}: {e}", path.to_string_lossy()))?;
+                crate::outbound::Outbound::also_trusting(config.webhook_allow_loopback, &pem)
+                    .map_err(|e| format!("DEV_CLIENT_DOCUMENT_CA={}: {e}", path.to_string_lossy()))?
+            }
+            None => crate::outbound::Outbound::new(config.webhook_allow_loopback)?,
+        };
+        let server = crate::dev::oauth::AuthServer::new(issuer, &dev.issuer(), resources, store, outbound, options);
+        let server = Arc::new(server);
+        tracing::info!(issuer = %dev.issuer(), "development authorization server (OAuth 2.1, PKCE) listening");
+        let handler: crate::edge::local::Handler = Arc::new(move |req| {
+            let server = Arc::clone(&server);
+            Box::pin(async move { server.handle(req).await })
+        });
+        tokio::spawn(crate::edge::local::serve_fn(listener, handler, std::future::pending()));
+    }
+    Ok(())
+}
+
+/// A build without the `dev` feature has no development issuer to serve.
+#[cfg(not(feature = "dev"))]
+pub async fn start_dev_issuer(config: &Config) -> Result<(), String> {
+    match config.dev_issuer {
+        Some(_) => {
+            Err("DEV_ISSUER_KEY is set, but this build has no development issuer (build with the dev feature)".into())
+        }
+        None => Ok(()),
+    }
 }

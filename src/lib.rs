@@ -19,12 +19,17 @@
 //! context once per container (`edge::Edge`, `api::Services`,
 //! `worker::Runner`); only `store` talks to DynamoDB and names keys; only
 //! `edge` and the binaries see `lambda_http` or `hyper`.
+//!
+//! `dev` builds also have `conformance`: the official conformance runner's
+//! fixture catalogue, served through the same pipeline by `src/bin/conformance.rs`.
 
 pub mod api;
 pub mod app;
 pub mod auth;
 pub mod cli;
 pub mod config;
+#[cfg(feature = "dev")]
+pub mod conformance;
 #[cfg(feature = "dev")]
 pub mod dev;
 pub mod domain;

@@ -93,46 +93,6 @@ async fn run_lambda(config: Config) -> Result<(), String> {
     lambda_http::run(service).await.map_err(|e| format!("lambda runtime stopped: {e}"))
 }
 
-/// Serves the development authorization server on loopback, when
-/// configured: its metadata, JWKS, registration, login and token endpoints
-/// (`inbox::dev::oauth`). `AUTO_APPROVE=<sub>` approves every login as that
-/// demo person, without the consent page; `DEV_ACCESS_TOKEN_SECS` shortens
-/// the access tokens' life.
-#[cfg(feature = "dev")]
-async fn start_dev_issuer(config: &Config) -> Result<(), String> {
-    if let Some(dev) = &config.dev_issuer {
-        let issuer = DevIssuer::load_or_create(&dev.key_path).map_err(|e| e.to_string())?;
-        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, dev.port));
-        let listener =
-            tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-        let store = Store::connect(&config.store).await;
-        let resources = vec![config.mcp_resource.clone(), config.auth.api_audience.clone()];
-        let options = inbox::dev::oauth::Options::from_env()?;
-        // Client documents on loopback only under the development flag, as
-        // for webhooks; `DEV_CLIENT_DOCUMENT_CA` names a PEM file of
-        // authorities trusted besides the public roots (a test serving a
-        // client document over https on loopback).
-        let outbound = match std::env::var_os("DEV_CLIENT_DOCUMENT_CA").filter(|p| !p.is_empty()) {
-            Some(path) => {
-                let pem = std::fs::read(&path)
-                    .map_err(|e| format!("DEV_CLIENT_DOCUMENT_CA={}: {e}", path.to_string_lossy()))?;
-                inbox::outbound::Outbound::also_trusting(config.webhook_allow_loopback, &pem)
-                    .map_err(|e| format!("DEV_CLIENT_DOCUMENT_CA={}: {e}", path.to_string_lossy()))?
-            }
-            None => inbox::outbound::Outbound::new(config.webhook_allow_loopback)?,
-        };
-        let server = inbox::dev::oauth::AuthServer::new(issuer, &dev.issuer(), resources, store, outbound, options);
-        let server = Arc::new(server);
-        tracing::info!(issuer = %dev.issuer(), "development authorization server (OAuth 2.1, PKCE) listening");
-        let handler: edge::local::Handler = Arc::new(move |req| {
-            let server = Arc::clone(&server);
-            Box::pin(async move { server.handle(req).await })
-        });
-        tokio::spawn(edge::local::serve_fn(listener, handler, std::future::pending()));
-    }
-    Ok(())
-}
-
 /// Runs one recorded API Gateway event through the exact Lambda conversion
 /// (`lambda_http`'s adapter around `edge::handle`) and prints the response
 /// API Gateway would receive. `{{TOKEN}}` (and `{{AUDITOR_TOKEN}}`) in the
@@ -164,7 +124,7 @@ async fn invoke(mut config: Config, path: &str) -> Result<(), String> {
     let pipeline = issuer
         .mint(&dev.issuer(), &audiences, inbox::seed::MAIL_PIPELINE, "org_demo", "emails:ingest", 600)
         .map_err(|e| e.to_string())?;
-    start_dev_issuer(&config).await?;
+    inbox::app::start_dev_issuer(&config).await?;
     let app: &'static App = Box::leak(Box::new(build(config).await?));
     let text =
         text.replace("{{PIPELINE_TOKEN}}", &pipeline).replace("{{AUDITOR_TOKEN}}", &token).replace("{{TOKEN}}", &token);
@@ -180,19 +140,8 @@ async fn invoke(mut config: Config, path: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// A build without the `dev` feature has no development issuer to serve.
-#[cfg(not(feature = "dev"))]
-async fn start_dev_issuer(config: &Config) -> Result<(), String> {
-    match config.dev_issuer {
-        Some(_) => {
-            Err("DEV_ISSUER_KEY is set, but this build has no development issuer (build with the dev feature)".into())
-        }
-        None => Ok(()),
-    }
-}
-
 async fn serve_local(config: Config) -> Result<(), String> {
-    start_dev_issuer(&config).await?;
+    inbox::app::start_dev_issuer(&config).await?;
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, config.port));
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let app = Arc::new(build(config).await?);

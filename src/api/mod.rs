@@ -196,6 +196,12 @@ fn check_in(
     if !granted.contains(scope) {
         return Err(ApiError::InsufficientScope { scopes: vec![scope] });
     }
+    check_role(ctx, permission)
+}
+
+/// The role half of `check` alone: that the caller's role in the workspace
+/// allows `permission` (403 `forbidden`).
+pub fn check_role(ctx: &Ctx<'_>, permission: Permission) -> Result<(), ApiError> {
     if !ctx.tenant.role.allows(permission) {
         let needed = match permission {
             Permission::Read => "viewer",

@@ -259,7 +259,7 @@ impl Record {
                 &[],
             ),
             Record::Job => strict(
-                json!({"id": text(), "kind": one_of(JobKind::NAMES), "subject_id": text(), "status": one_of(JobStatus::NAMES),
+                json!({"id": text(), "kind": one_of(&JobKind::API.map(JobKind::as_str)), "subject_id": text(), "status": one_of(JobStatus::NAMES),
                        "attempts": count(),
                        "result": nullable(described(json!({"type": "object"}), "What the job did, once it succeeded")),
                        "error": nullable(text()),

@@ -201,7 +201,18 @@ wire_enum! {
         EmailReprocess = "email.reprocess",
         WebhookTest = "webhook.test",
         DeliveryResend = "delivery.resend",
+        /// A tool of the deployment's MCP catalogue, run as a job (`ToolRun`):
+        /// the REST API never creates one (the product's tools call its
+        /// operations; the conformance fixture server's long tools are these).
+        ToolCall = "tool.call",
     }
+}
+
+impl JobKind {
+    /// The kinds the REST API's own operations create: what `/api/v1`
+    /// documents (every kind but `tool.call`).
+    pub const API: [JobKind; 4] =
+        [JobKind::EmailProcess, JobKind::EmailReprocess, JobKind::WebhookTest, JobKind::DeliveryResend];
 }
 
 wire_enum! {
@@ -244,6 +255,38 @@ pub struct Job {
     /// While running: when the claim lapses and another runner may take over.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease_until: Option<u64>,
+    /// A tool job's own state (`JobKind::ToolCall` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<ToolRun>,
+}
+
+/// What a tool job (`JobKind::ToolCall`, its tool's name in `subject_id`)
+/// carries beyond a job: the arguments it was started with, and — for a tool
+/// that asks the client for input while it runs (the tasks extension's
+/// `input_required`) — what it waits for and what it was told. A job that
+/// waits is `running` without a lease: no runner takes it until every request
+/// is answered, which puts it back in the queue.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolRun {
+    /// The arguments, and anything gathered before the job was created.
+    #[serde(default)]
+    pub input: Value,
+    /// The input requests still unanswered, by key.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub awaiting: serde_json::Map<String, Value>,
+    /// The client's answers so far, by key.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub responses: serde_json::Map<String, Value>,
+    /// A cancellation was asked for while it ran: it stops at its next check.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cancel_requested: bool,
+}
+
+impl Job {
+    /// A tool job that waits for the client's input.
+    pub fn is_awaiting_input(&self) -> bool {
+        self.status == JobStatus::Running && self.tool.as_ref().is_some_and(|t| !t.awaiting.is_empty())
+    }
 }
 
 wire_enum! {

@@ -56,6 +56,22 @@ pub async fn serve_with(
     shutdown: impl Future<Output = ()>,
     timeouts: ReadTimeouts,
 ) {
+    serve_fronted(listener, edge, shutdown, timeouts, None).await;
+}
+
+/// What a development front does to each request's headers before the
+/// handler sees them (the conformance fixture server adds a development
+/// token to requests that carry none: `crate::conformance`).
+pub type Front = Arc<dyn Fn(&mut http::HeaderMap) + Send + Sync>;
+
+/// `serve_with`, each request's headers first passed through `front`.
+pub async fn serve_fronted(
+    listener: TcpListener,
+    edge: Arc<Edge>,
+    shutdown: impl Future<Output = ()>,
+    timeouts: ReadTimeouts,
+    front: Option<Front>,
+) {
     tokio::pin!(shutdown);
     loop {
         let accepted = tokio::select! {
@@ -70,8 +86,14 @@ pub async fn serve_with(
             }
         };
         let edge = Arc::clone(&edge);
+        let front = front.clone();
         tokio::spawn(async move {
-            let service = service_fn(move |req| answer(Arc::clone(&edge), req, peer, timeouts.body));
+            let service = service_fn(move |mut req: http::Request<Incoming>| {
+                if let Some(front) = &front {
+                    front(req.headers_mut());
+                }
+                answer(Arc::clone(&edge), req, peer, timeouts.body)
+            });
             let mut builder = http1::Builder::new();
             builder
                 .timer(TokioTimer::new())

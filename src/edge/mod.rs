@@ -23,7 +23,7 @@ use crate::api::Services;
 use crate::auth::Verifier;
 use crate::auth::challenge::Resource;
 use crate::mcp::era::ProtocolVersion;
-use crate::mcp::{McpReply, McpServer, ReplyBody, SERVER_TITLE, Trace};
+use crate::mcp::{McpReply, McpServer, ReplyBody, Trace};
 use mcp::McpRequest;
 use rest::RestRequest;
 
@@ -201,11 +201,11 @@ async fn route(edge: &Edge, req: Request, request_id: &str) -> (Response<Body>, 
         "/.well-known/oauth-protected-resource" | "/.well-known/oauth-protected-resource/mcp"
             if req.method() == http::Method::GET =>
         {
-            let metadata = edge.mcp_resource.metadata(&format!("{SERVER_TITLE} MCP"));
+            let metadata = edge.mcp_resource.metadata(&format!("{} MCP", edge.mcp.identity().title));
             (json_response(StatusCode::OK, &metadata), Label::other("resource_metadata"))
         }
         "/.well-known/oauth-protected-resource/api/v1" if req.method() == http::Method::GET => {
-            let metadata = edge.api_resource.metadata(&format!("{SERVER_TITLE} REST API"));
+            let metadata = edge.api_resource.metadata(&format!("{} REST API", edge.mcp.identity().title));
             (json_response(StatusCode::OK, &metadata), Label::other("resource_metadata"))
         }
         "/health" if req.method() == http::Method::GET => {

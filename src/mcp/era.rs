@@ -274,6 +274,12 @@ pub const EXT_TASKS: &str = "io.modelcontextprotocol/tasks";
 pub struct ClientContext {
     /// The client declared form-mode elicitation on this request.
     pub form_elicitation: bool,
+    /// The client declared elicitation at all (`elicitation`, any mode).
+    pub elicitation: bool,
+    /// The client declared sampling (`sampling`).
+    pub sampling: bool,
+    /// The client declared roots (`roots`).
+    pub roots: bool,
     /// The client declared the tasks extension on this request.
     pub tasks: bool,
     /// The client named itself in `_meta` (`clientInfo`), cut to a bounded length.
@@ -309,6 +315,9 @@ pub fn check_envelope(message: &Message) -> Result<ClientContext, RpcError> {
     }
     Ok(ClientContext {
         form_elicitation: declares_form_elicitation(capabilities),
+        elicitation: capabilities.get("elicitation").is_some_and(Value::is_object),
+        sampling: capabilities.get("sampling").is_some_and(Value::is_object),
+        roots: capabilities.get("roots").is_some_and(Value::is_object),
         tasks: declares_extension(capabilities, EXT_TASKS),
         info,
     })
@@ -371,6 +380,41 @@ pub fn check_routing_headers(message: &Message, headers: &HeaderMap) -> Result<(
             "is malformed (non-ASCII values use the =?base64?...?= form)",
         )),
     }
+}
+
+/// Stage H3: the custom headers of a `tools/call` whose tool declares
+/// `x-mcp-header` parameters (`params`: each argument with its header's
+/// name, sent as `Mcp-Param-{name}`). An argument in the body needs its
+/// header, once, carrying the same value (decoded as `Mcp-Name` is; a number
+/// or boolean as its JSON text); a header without its argument disagrees
+/// with the body too. Any failure is -32020.
+pub fn check_param_headers(message: &Message, headers: &HeaderMap, params: &[(&str, &str)]) -> Result<(), RpcError> {
+    let arguments = message.params.get("arguments").and_then(Value::as_object);
+    for (argument, name) in params {
+        let header = format!("Mcp-Param-{name}");
+        let body_value = arguments.and_then(|args| args.get(*argument)).map(|value| match value {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        });
+        let body = body_value.as_deref();
+        match (Header::read(headers, &header.to_ascii_lowercase()), body) {
+            (Header::Absent, None) => {}
+            (Header::One(value), Some(body)) => match decode_name(&value) {
+                Some(decoded) if decoded == body => {}
+                Some(_) => return Err(header_error(&header, Some(&value), Some(body), "does not match the body")),
+                None => {
+                    return Err(header_error(&header, Some(&value), Some(body), "is not a valid =?base64?...?= value"));
+                }
+            },
+            (Header::One(value), None) => {
+                return Err(header_error(&header, Some(&value), None, "has no argument in the body"));
+            }
+            (Header::Absent, Some(body)) => return Err(header_error(&header, None, Some(body), "is required")),
+            (Header::Repeated(_), body) => return Err(header_error(&header, None, body, "is repeated")),
+            (Header::Malformed, body) => return Err(header_error(&header, None, body, "is malformed")),
+        }
+    }
+    Ok(())
 }
 
 /// Decodes an `Mcp-Name` value: the `=?base64?…?=` sentinel form strictly

@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 use super::era::ProtocolVersion;
 use super::jsonrpc::{Message, RpcError};
 use super::method::Method;
+use super::surface::Identity;
 use super::{Call, Outcome, capabilities, server_info};
 use crate::domain::Tenant;
 
@@ -27,6 +28,7 @@ pub fn label(message: &Message) -> &'static str {
 /// (`Method::needs_workspace`); the handlers of those get it resolved.
 pub async fn dispatch(call: &Call<'_>, tenant: Option<&Tenant>) -> Result<(Outcome, ProtocolVersion), RpcError> {
     let server = call.server;
+    let catalogue = server.catalogue.as_ref();
     let version = call.era.version();
     let params = &call.message.params;
     let complete = |v: Value| Ok((Outcome::Complete(v), version));
@@ -36,7 +38,7 @@ pub async fn dispatch(call: &Call<'_>, tenant: Option<&Tenant>) -> Result<(Outco
     match method {
         Method::ServerDiscover => return complete(server.discover.clone()),
         Method::Initialize => {
-            let (result, negotiated) = initialize(params)?;
+            let (result, negotiated) = initialize(catalogue.identity(), params)?;
             return Ok((Outcome::Complete(result), negotiated));
         }
         Method::Ping => return complete(json!({})),
@@ -53,25 +55,24 @@ pub async fn dispatch(call: &Call<'_>, tenant: Option<&Tenant>) -> Result<(Outco
         }
         Method::ToolsList => {
             no_cursor(params)?;
-            let listed = server.tools.list_serialized(version, call.principal, tenant.role, call.narrowing);
-            Ok((Outcome::Serialized(listed), version))
+            Ok((catalogue.list_tools(call, tenant), version))
         }
-        Method::ToolsCall => server.tools.call(call, tenant).await.map(|outcome| (outcome, version)),
+        Method::ToolsCall => catalogue.call_tool(call, tenant).await.map(|outcome| (outcome, version)),
         Method::ResourcesList => {
             no_cursor(params)?;
-            complete(json!({"resources": server.resources.list(version, call.principal)}))
+            complete(json!({"resources": catalogue.list_resources(call, tenant)}))
         }
         Method::ResourcesTemplatesList => {
             no_cursor(params)?;
-            complete(json!({"resourceTemplates": server.resources.templates(version, call.principal)}))
+            complete(json!({"resourceTemplates": catalogue.list_resource_templates(call, tenant)}))
         }
-        Method::ResourcesRead => complete(server.resources.read(call, tenant).await?),
+        Method::ResourcesRead => catalogue.read_resource(call, tenant).await.map(|outcome| (outcome, version)),
         Method::PromptsList => {
             no_cursor(params)?;
-            complete(json!({"prompts": server.prompts.list(version, call.principal)}))
+            complete(json!({"prompts": catalogue.list_prompts(call, tenant)}))
         }
-        Method::PromptsGet => complete(server.prompts.get(call, tenant).await?),
-        Method::CompletionComplete => complete(super::completion::complete(call, tenant, params, version).await?),
+        Method::PromptsGet => catalogue.get_prompt(call, tenant).await.map(|outcome| (outcome, version)),
+        Method::CompletionComplete => complete(catalogue.complete(call, tenant).await?),
         Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
             super::tasks::dispatch(call, tenant, method).await.map(|outcome| (outcome, version))
         }
@@ -89,7 +90,7 @@ fn no_cursor(params: &Map<String, Value>) -> Result<(), RpcError> {
 
 /// `initialize` (handshake era): validate, then negotiate. An unsupported
 /// requested version gets a counter-offer of 2025-06-18, never 2026-07-28.
-fn initialize(params: &Map<String, Value>) -> Result<(Value, ProtocolVersion), RpcError> {
+fn initialize(identity: &Identity, params: &Map<String, Value>) -> Result<(Value, ProtocolVersion), RpcError> {
     let Some(Value::String(requested)) = params.get("protocolVersion") else {
         return Err(RpcError::invalid_params("initialize needs protocolVersion as a string"));
     };
@@ -103,8 +104,8 @@ fn initialize(params: &Map<String, Value>) -> Result<(Value, ProtocolVersion), R
     let result = json!({
         "protocolVersion": negotiated.as_str(),
         "capabilities": capabilities(),
-        "serverInfo": server_info(negotiated),
-        "instructions": super::INSTRUCTIONS,
+        "serverInfo": server_info(identity, negotiated),
+        "instructions": identity.instructions,
     });
     Ok((result, negotiated))
 }

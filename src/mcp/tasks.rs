@@ -19,7 +19,17 @@
 //!   webhook disabled) → `completed` with `isError`; failed because the
 //!   platform gave up (storage kept failing) → `failed` with a JSON-RPC
 //!   error; cancelled → `cancelled`.
-//! - Nothing here asks the client for input, so `tasks/update` is -32602.
+//! - Tool jobs (`JobKind::ToolCall`: the long tools of a catalogue that runs
+//!   its tools as jobs, started with `start`) carry their tool's own result,
+//!   inlined as it is. Such a job may wait for the client's input: the task
+//!   is `input_required` with the job's pending `inputRequests`;
+//!   `tasks/update` records the answers to those it waits for (others are
+//!   ignored) and acknowledges with `{}`; the job runs on once none is left.
+//!   `tasks/cancel` stops a tool job at any point — queued, waiting, or
+//!   running (it ends `cancelled` at its next check) — and acknowledges a
+//!   finished one as it is (the request is idempotent).
+//! - The product's jobs never ask for input: `tasks/update` on a task that
+//!   waits for nothing is -32602.
 
 use serde_json::{Map, Value, json};
 
@@ -31,7 +41,7 @@ use super::{Call, Outcome, ResultType};
 use crate::api::error::ApiError;
 use crate::api::{self, ApiResponse, Ctx, Input, Op, Route, jobs};
 use crate::domain::Tenant;
-use crate::domain::records::{DeliveryStatus, EmailStatus, Job, JobErrorKind, JobStatus, wire_enum};
+use crate::domain::records::{DeliveryStatus, EmailStatus, Job, JobErrorKind, JobKind, JobStatus, wire_enum};
 
 /// How long a task stays readable after it was created: jobs are kept at
 /// least this long (today they are never removed).
@@ -44,6 +54,18 @@ pub const POLL_INTERVAL_MS: u64 = 1000;
 /// job just enqueued, when the 202 body carries one.
 pub fn created(response: &ApiResponse) -> Option<Value> {
     response.job.as_ref().map(|job| Value::Object(envelope(job)))
+}
+
+/// Starts `tool` as a tool job with `input` (what a task of a catalogue's
+/// long tool is): the `CreateTaskResult`, once the job is stored (a
+/// `tasks/get` right after it finds the task).
+pub async fn start(call: &Call<'_>, tenant: &Tenant, tool: &str, input: Value) -> Result<Outcome, RpcError> {
+    let ctx = call.api_ctx(tenant, tool);
+    match jobs::start_tool(&ctx, tool, input).await {
+        Ok(job) => Ok(Outcome::Task(Value::Object(envelope(&job)))),
+        Err(ApiError::Unavailable) => Err(unavailable()),
+        Err(error) => Ok(super::results::tool_result(call.era.version(), &error.body(), true)),
+    }
 }
 
 wire_enum! {
@@ -60,6 +82,9 @@ wire_enum! {
 
 /// The task status of a job, and its message.
 fn task_status(job: &Job) -> (TaskStatus, String) {
+    if job.is_awaiting_input() {
+        return (TaskStatus::InputRequired, "Waiting for your input (tasks/update).".to_owned());
+    }
     match job.status {
         JobStatus::Queued => (TaskStatus::Working, "Queued; it starts shortly.".to_owned()),
         JobStatus::Running => (TaskStatus::Working, format!("Running (attempt {}).", job.attempts.max(1))),
@@ -92,6 +117,13 @@ fn envelope(job: &Job) -> Map<String, Value> {
 pub fn detailed(job: &Job) -> Value {
     let mut task = envelope(job);
     match task_status(job).0 {
+        TaskStatus::Completed if job.kind == JobKind::ToolCall => {
+            task.insert("result".into(), tool_outcome(job));
+        }
+        TaskStatus::InputRequired => {
+            let awaiting = job.tool.as_ref().map(|t| t.awaiting.clone()).unwrap_or_default();
+            task.insert("inputRequests".into(), Value::Object(awaiting));
+        }
         TaskStatus::Completed => {
             let failure = effect_failure(job);
             let mut body = Map::new();
@@ -111,9 +143,27 @@ pub fn detailed(job: &Job) -> Value {
             let message = job.error.as_deref().unwrap_or("The job failed");
             task.insert("error".into(), json!({"code": -32603, "message": message}));
         }
-        TaskStatus::Working | TaskStatus::InputRequired | TaskStatus::Cancelled => {}
+        TaskStatus::Working | TaskStatus::Cancelled => {}
     }
     Value::Object(task)
+}
+
+/// A finished tool job's `CallToolResult`: the one its tool answered, or a
+/// tool error saying why the job could not be done; with `resultType`.
+fn tool_outcome(job: &Job) -> Value {
+    let mut result = match (&job.result, job.status) {
+        (Some(Value::Object(result)), JobStatus::Succeeded) => result.clone(),
+        _ => {
+            let message = job.error.as_deref().unwrap_or("The job failed");
+            let body = json!({"error": {"code": "job_failed", "message": message}});
+            match call_tool_result(ProtocolVersion::V2026_07_28, &body, true) {
+                Value::Object(result) => result,
+                _ => Map::new(),
+            }
+        }
+    };
+    result.insert("resultType".into(), Value::from(ResultType::Complete.as_str()));
+    Value::Object(result)
 }
 
 /// Why a finished job's effect failed, if it did: `(code, message)`.
@@ -161,12 +211,36 @@ pub async fn dispatch(call: &Call<'_>, tenant: &Tenant, method: Method) -> Resul
     match method {
         Method::TasksGet => Ok(Outcome::Complete(detailed(&read(&ctx, task_id).await?))),
         Method::TasksCancel => cancel(call, &ctx, task_id).await.map(|()| Outcome::Complete(json!({}))),
-        // Our tasks never ask for input: there is nothing to update.
+        _ => update(call, &ctx, task_id).await.map(|()| Outcome::Complete(json!({}))),
+    }
+}
+
+/// `tasks/update`: the answers to what a waiting task asked for. The
+/// acknowledgement (`{}`) means they were taken; the task's state is seen
+/// through `tasks/get`.
+async fn update(call: &Call<'_>, ctx: &Ctx<'_>, task_id: &str) -> Result<(), RpcError> {
+    let job = read(ctx, task_id).await?;
+    if !job.is_awaiting_input() {
+        return Err(RpcError::invalid_params("This task asks for no input; there is nothing to update")
+            .with_data(json!({"taskId": task_id})));
+    }
+    let responses = match call.message.params.get("inputResponses") {
+        Some(Value::Object(responses)) => responses,
         _ => {
-            read(&ctx, task_id).await?;
-            Err(RpcError::invalid_params("This task asks for no input; there is nothing to update")
-                .with_data(json!({"taskId": task_id})))
+            return Err(RpcError::invalid_params("tasks/update needs params.inputResponses as an object")
+                .with_data(json!({"taskId": task_id})));
         }
+    };
+    match jobs::answer_input(ctx, task_id, responses).await {
+        Ok(_) => Ok(()),
+        // It stopped waiting in the meantime (answered, cancelled).
+        Err(ApiError::Conflict { .. }) => {
+            Err(RpcError::invalid_params("This task no longer waits for input").with_data(json!({"taskId": task_id})))
+        }
+        Err(ApiError::Unavailable) => Err(unavailable()),
+        Err(ApiError::InsufficientScope { scopes }) => Err(step_up(call, &scopes)),
+        Err(ApiError::Forbidden { message }) => Err(RpcError::forbidden(message).with_data(json!({"taskId": task_id}))),
+        Err(_) => Err(not_found(task_id)),
     }
 }
 
@@ -201,8 +275,22 @@ async fn cancel(call: &Call<'_>, ctx: &Ctx<'_>, task_id: &str) -> Result<(), Rpc
             Some(job) => Err(not_cancellable(&job)),
             None => Err(RpcError::internal("The job could not be read")),
         },
-        // Running or finished (a runner may have taken it a moment ago).
-        Err(ApiError::Conflict { .. }) => Err(not_cancellable(&read(ctx, task_id).await?)),
+        // Running or finished (a runner may have taken it a moment ago): a
+        // tool job stops at any point, and a finished one is acknowledged.
+        Err(ApiError::Conflict { .. }) => {
+            let job = read(ctx, task_id).await?;
+            if job.kind != JobKind::ToolCall {
+                return Err(not_cancellable(&job));
+            }
+            match jobs::stop_tool(ctx, task_id).await {
+                Ok(_) => Ok(()),
+                Err(ApiError::Unavailable) => Err(unavailable()),
+                Err(ApiError::Forbidden { message }) => {
+                    Err(RpcError::forbidden(message).with_data(json!({"taskId": task_id})))
+                }
+                Err(_) => Err(not_found(task_id)),
+            }
+        }
         Err(ApiError::Unavailable) => Err(unavailable()),
         // Allowed to see it but not to act on it: say why. Otherwise — another
         // workspace, or a subject outside a narrowed connection (whose job
@@ -248,6 +336,7 @@ mod tests {
             created_at: "2026-12-04T10:00:00.000Z".into(),
             updated_at: "2026-12-04T10:00:01.000Z".into(),
             lease_until: None,
+            tool: None,
         }
     }
 

@@ -165,6 +165,33 @@ impl Store {
         Ok(TransactWriteItem::builder().update(email).build())
     }
 
+    /// Writes a new job (a tool job: the REST operations write theirs with
+    /// the change they are about); `Conflict` if the id is taken.
+    pub async fn insert_job(&self, t: &Tenant, job: &Job) -> Result<(), StoreError> {
+        self.client()
+            .put_item()
+            .table_name(self.table())
+            .set_item(Some(Self::job_item(t, job)?))
+            .condition_expression("attribute_not_exists(pk)")
+            .send()
+            .await?;
+        Ok(())
+    }
+
+    /// Writes a job as it is now, on the condition that nobody wrote it since
+    /// it was read (its `updated_at` is still `read_at`); `Conflict` otherwise.
+    pub async fn replace_job(&self, t: &Tenant, job: &Job, read_at: &str) -> Result<(), StoreError> {
+        self.client()
+            .put_item()
+            .table_name(self.table())
+            .set_item(Some(Self::job_item(t, job)?))
+            .condition_expression("updated_at = :read_at")
+            .expression_attribute_values(":read_at", s(read_at))
+            .send()
+            .await?;
+        Ok(())
+    }
+
     /// Writes a job as it is now.
     pub async fn put_job(&self, t: &Tenant, job: &Job) -> Result<(), StoreError> {
         self.client().put_item().table_name(self.table()).set_item(Some(Self::job_item(t, job)?)).send().await?;

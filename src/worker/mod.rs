@@ -15,6 +15,15 @@
 //!
 //! Webhook deliveries are at-least-once: a runner that dies after sending
 //! but before recording may send again; receivers deduplicate by event id.
+//!
+//! Tool jobs (`JobKind::ToolCall`: the long tools of a deployment's MCP
+//! catalogue) are run by the `ToolJobs` the runner is given (none in the
+//! product). A run ends like any job's, or asks the client for input
+//! (`Step::Input`: the job waits, `running` without a lease, until the
+//! answers put it back in the queue), or stops because a cancellation was
+//! asked for while it ran (`Step::Cancelled`, seen through
+//! `cancel_requested`). The effect can also fail outright as the platform's
+//! fault (`EffectError::Platform`), without retries.
 
 pub mod effects;
 pub mod stream;
@@ -22,10 +31,11 @@ pub mod stream;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::Value;
+use futures_util::future::BoxFuture;
+use serde_json::{Map, Value};
 
 use crate::domain::Tenant;
-use crate::domain::records::{Job, JobErrorKind, JobStatus};
+use crate::domain::records::{Job, JobErrorKind, JobKind, JobStatus};
 use crate::outbound::Outbound;
 use crate::secrets::Secrets;
 use crate::store::{Store, StoreError};
@@ -39,6 +49,43 @@ pub struct Runner {
     pub outbound: Outbound,
     /// How long a lease protects a running job (`JOB_LEASE_SECS`).
     pub lease_secs: u64,
+    /// What runs tool jobs, where the MCP catalogue has long tools (none in
+    /// the product: a tool job there fails as an operation that cannot be done).
+    pub tools: Option<Arc<dyn ToolJobs>>,
+}
+
+/// What one run of a tool job came to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// Finished: the tool's result (a `CallToolResult`, `isError` and all).
+    Done(Value),
+    /// It needs the client's input first: the input requests, by key.
+    Input(Map<String, Value>),
+    /// It saw a cancellation asked for while it ran, and stopped.
+    Cancelled,
+}
+
+/// Runs the tool jobs of a deployment whose MCP catalogue has long tools.
+pub trait ToolJobs: Send + Sync {
+    /// One run of `job` (its tool is `job.subject_id`; its arguments and the
+    /// answers so far are in `job.tool`).
+    fn run<'a>(
+        &'a self,
+        runner: &'a Runner,
+        tenant: &'a Tenant,
+        job: &'a Job,
+    ) -> BoxFuture<'a, Result<Step, EffectError>>;
+}
+
+/// Whether a cancellation was asked for while tool job `id` ran (or the job
+/// is gone): a long tool looks between its steps and stops.
+pub async fn cancel_requested(runner: &Runner, tenant: &Tenant, id: &str) -> bool {
+    match runner.store.get_job(tenant, id).await {
+        Ok(Some(job)) => job.status == JobStatus::Cancelled || job.tool.is_some_and(|t| t.cancel_requested),
+        Ok(None) => true,
+        // Storage trouble is not a cancellation: look again next time.
+        Err(_) => false,
+    }
 }
 
 pub const MAX_ATTEMPTS: u32 = 4;
@@ -56,6 +103,8 @@ pub enum Ran {
     /// write that timed out here but was applied. Nothing was done; deliver
     /// it again later (the lease lapses, then it runs).
     Busy,
+    /// A tool job that now waits for the client's input.
+    AwaitingInput,
 }
 
 /// A job's effect failed.
@@ -67,6 +116,10 @@ pub enum EffectError {
     /// Will not get better (the subject is gone, the data is corrupt).
     #[error("{0}")]
     Permanent(String),
+    /// The service failed to run it, and retrying here will not help
+    /// (`JobErrorKind::Platform` at once).
+    #[error("{0}")]
+    Platform(String),
 }
 
 impl From<StoreError> for EffectError {
@@ -96,9 +149,17 @@ pub async fn run(runner: &Runner, tenant: &Tenant, id: &str) -> Result<Ran, Stor
     let started = std::time::Instant::now();
     let mut backoff = Duration::from_millis(200);
     let outcome = loop {
-        match effects::apply(runner, tenant, &job).await {
-            Ok(result) => break Ok(result),
+        let step = match job.kind {
+            JobKind::ToolCall => match &runner.tools {
+                Some(tools) => tools.run(runner, tenant, &job).await,
+                None => Err(EffectError::Permanent("this deployment runs no tool jobs".into())),
+            },
+            _ => effects::apply(runner, tenant, &job).await.map(Step::Done),
+        };
+        match step {
+            Ok(step) => break Ok(step),
             Err(EffectError::Permanent(why)) => break Err((JobErrorKind::Operation, why)),
+            Err(EffectError::Platform(why)) => break Err((JobErrorKind::Platform, why)),
             Err(EffectError::Transient(e)) if job.attempts >= MAX_ATTEMPTS => {
                 // The storage error chain is for the log, not for clients.
                 tracing::error!(job = %job.id, attempts = job.attempts, error = %e, "job gave up");
@@ -116,15 +177,19 @@ pub async fn run(runner: &Runner, tenant: &Tenant, id: &str) -> Result<Ran, Stor
         }
     };
     let ran = finish(runner, tenant, &mut job, outcome).await?;
-    job_metrics(tenant, &job, started.elapsed());
+    if let Ran::Finished(_) = ran {
+        job_metrics(tenant, &job, started.elapsed());
+    }
     Ok(ran)
 }
 
 /// One EMF line per finished job: `Jobs`, `JobAttempts` and `JobDuration`,
-/// by kind and outcome (`succeeded`, `failed_operation`, `failed_platform`).
+/// by kind and outcome (`succeeded`, `failed_operation`, `failed_platform`;
+/// `cancelled` for a tool job that stopped when asked).
 fn job_metrics(tenant: &Tenant, job: &Job, elapsed: Duration) {
     let outcome = match (job.status, job.error_kind) {
         (JobStatus::Succeeded, _) => JobStatus::Succeeded.as_str(),
+        (JobStatus::Cancelled, _) => JobStatus::Cancelled.as_str(),
         (_, Some(JobErrorKind::Operation)) => "failed_operation",
         _ => "failed_platform",
     };
@@ -151,15 +216,27 @@ async fn finish(
     runner: &Runner,
     tenant: &Tenant,
     job: &mut Job,
-    outcome: Result<Value, (JobErrorKind, String)>,
+    outcome: Result<Step, (JobErrorKind, String)>,
 ) -> Result<Ran, StoreError> {
     match outcome {
-        Ok(result) => {
+        Ok(Step::Done(result)) => {
             job.status = JobStatus::Succeeded;
             job.result = Some(result);
             job.error = None;
             job.error_kind = None;
         }
+        Ok(Step::Input(requests)) => {
+            // Waits: running, without a lease, until the answers queue it again.
+            if let Some(run) = job.tool.as_mut() {
+                run.awaiting = requests;
+            }
+            job.lease_until = None;
+            job.updated_at = now_string();
+            runner.store.put_job(tenant, job).await?;
+            tracing::info!(job = %job.id, "job waits for input");
+            return Ok(Ran::AwaitingInput);
+        }
+        Ok(Step::Cancelled) => job.status = JobStatus::Cancelled,
         Err((kind, error)) => {
             job.status = JobStatus::Failed;
             job.error = Some(error);
@@ -177,6 +254,17 @@ async fn finish(
 /// job is left queued until it is `hold` old (`LOCAL_JOB_HOLD_MS`; zero by
 /// default): time for a person, or a test, to see it queued and cancel it.
 pub async fn poll(runner: Arc<Runner>, every: Duration, hold: Duration) {
+    poll_jobs(runner, every, hold, false).await;
+}
+
+/// `poll`, each job on a task of its own: a long tool job (the conformance
+/// fixture server's run for a minute, or wait for input) does not hold up
+/// the jobs queued after it. A job is still run once (`lease_job`).
+pub async fn poll_concurrently(runner: Arc<Runner>, every: Duration, hold: Duration) {
+    poll_jobs(runner, every, hold, true).await;
+}
+
+async fn poll_jobs(runner: Arc<Runner>, every: Duration, hold: Duration, concurrently: bool) {
     loop {
         match runner.store.queued_jobs(25).await {
             Ok(jobs) => {
@@ -186,8 +274,16 @@ pub async fn poll(runner: Arc<Runner>, every: Duration, hold: Duration) {
                     crate::domain::clock::parse_instant(created_at).is_some_and(|at| now - at < hold)
                 };
                 for (tenant, id, _) in jobs.into_iter().filter(|(_, _, created_at)| !held(created_at)) {
-                    if let Err(e) = run(runner.as_ref(), &tenant, &id).await {
-                        tracing::warn!(job = %id, error = %e, "job could not be recorded; it stays queued");
+                    let runner = Arc::clone(&runner);
+                    let job = async move {
+                        if let Err(e) = run(runner.as_ref(), &tenant, &id).await {
+                            tracing::warn!(job = %id, error = %e, "job could not be recorded; it stays queued");
+                        }
+                    };
+                    if concurrently {
+                        tokio::spawn(job);
+                    } else {
+                        job.await;
                     }
                 }
             }

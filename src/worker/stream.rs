@@ -44,6 +44,7 @@ pub async fn handle(runner: &Runner, event: Event) -> DynamoDbEventResponse {
         match run(runner, &tenant, &id).await {
             Ok(Ran::Finished(status)) => tracing::info!(job = %id, ?status, "stream job done"),
             Ok(Ran::Skipped) => tracing::info!(job = %id, "stream job already done"),
+            Ok(Ran::AwaitingInput) => tracing::info!(job = %id, "stream job waits for input"),
             // Asking for redelivery: once the lease lapses, the job runs.
             // Dropping the record would lose a job whose leaseholder died.
             Ok(Ran::Busy) => {

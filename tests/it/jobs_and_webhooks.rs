@@ -1341,6 +1341,7 @@ async fn two_runners_claiming_one_job_at_the_same_moment_run_it_once() {
             match runner.await.expect("runner") {
                 Ok(Ran::Finished(_)) => finished += 1,
                 Ok(Ran::Skipped | Ran::Busy) => {}
+                Ok(Ran::AwaitingInput) => panic!("a webhook test never waits for input"),
                 Err(e) => panic!("job not recorded: {e}"),
             }
         }
