@@ -5,7 +5,7 @@ SHELL := /bin/bash
 PORT ?= 3000
 CARGO ?= cargo
 
-.PHONY: run test lint build build-McpFunction build-WorkerFunction deploy invoke bench fmt clean db db-stop token openapi fuzz
+.PHONY: run test conformance lint build build-McpFunction build-WorkerFunction deploy invoke bench fmt clean db db-stop token openapi fuzz
 
 ## Local database, demo data, development issuer, then the server on 127.0.0.1:$(PORT).
 run:
@@ -15,6 +15,10 @@ run:
 ## with each stage's time; `make test T=<filter>` runs the cargo tests matching a filter only.
 test:
 	scripts/test.sh $(T)
+
+## The official MCP conformance runner: the fixture server with the 2026-07-28 and 2025-11-25 sets, the product with the generic scenarios (docs/conformance.md).
+conformance:
+	scripts/conformance.sh
 
 ## Formatting, clippy, one-way module layers, the SAM template (cfn-lint, sam validate --lint) and the OpenAPI document (openapi-spec-validator), as CI runs them.
 lint:

@@ -4,8 +4,9 @@
 #   `build_and_lint`), the SAM template (cfn-lint, sam validate --lint,
 #   checkov) and the OpenAPI document (openapi-spec-validator), the cargo
 #   tests (unit, integration, event replay) against the local database, the
-#   SDK interop clients (scripts/interop.sh) and the property-based API tests
-#   (scripts/api-check.sh). Checks that need no Rust build (the template lint,
+#   SDK interop clients (scripts/interop.sh), the property-based API tests
+#   (scripts/api-check.sh) and the official conformance runner
+#   (scripts/conformance.sh). Checks that need no Rust build (the template lint,
 #   tool installs) run in the background while Rust compiles; interop and the
 #   API check run beside the cargo tests, on a database of their own. Arguments are
 #   passed to the cargo test run (`make test T=<filter>` runs a subset and
@@ -58,7 +59,7 @@ filter=("$@")
   exit "$s"
 ) &
 template_pid=$!
-(scripts/tools.sh api >/dev/null && scripts/interop.sh install) >.local/installs.log 2>&1 &
+(scripts/tools.sh api >/dev/null && scripts/interop.sh install && scripts/conformance.sh install) >.local/installs.log 2>&1 &
 installs_pid=$!
 
 stage "fmt" cargo fmt --all -- --check
@@ -109,6 +110,8 @@ background() {
   s=0
   background interop scripts/interop.sh || s=1
   background api-check scripts/api-check.sh || s=1
+  # On its own ports and database (3350, 3351, 8035).
+  background conformance scripts/conformance.sh || s=1
   exit "$s"
 ) &
 beside_pid=$!
@@ -118,7 +121,7 @@ beside() {
   # `local`: bash scopes dynamically, and `stage` (the caller) has a `name` too.
   local s=0 name secs status
   wait "$beside_pid" || s=$?
-  for name in interop api-check; do
+  for name in interop api-check conformance; do
     echo "-- $name" >&2
     cat ".local/$name.log" >&2
     if [ -f ".local/$name.result" ]; then
@@ -128,4 +131,4 @@ beside() {
   done
   return "$s"
 }
-stage "interop + API check (wait)" beside
+stage "interop + API check + conformance (wait)" beside
