@@ -9,6 +9,7 @@ mod common;
 
 mod audit;
 mod auth;
+mod catalogue_fixtures;
 mod events_replay;
 mod faults;
 mod jobs_and_webhooks;

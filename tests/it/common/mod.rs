@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use inbox::app::Serving;
 use inbox::dev::DevIssuer;
 use inbox::mcp::era::encode_name;
 use inbox::{App, Config};
@@ -126,6 +127,16 @@ pub struct Harness {
     built: OnceCell<(Arc<App>, Arc<JwksServer>)>,
     /// Seeded with the demo data (an empty table otherwise).
     seeded: bool,
+    /// What the server serves besides its configuration (the product's catalogue by default).
+    serving: fn() -> Serving,
+}
+
+/// The conformance fixture catalogue and its tool jobs.
+fn fixture_serving() -> Serving {
+    Serving {
+        catalogue: Some(Arc::new(inbox::conformance::Fixtures::new())),
+        tool_jobs: Some(Arc::new(inbox::conformance::jobs::FixtureJobs)),
+    }
 }
 
 impl Harness {
@@ -141,7 +152,14 @@ impl Harness {
             config_hook: Box::new(hook),
             built: OnceCell::new(),
             seeded: true,
+            serving: Serving::default,
         }
+    }
+
+    /// A harness whose server serves the conformance fixture catalogue
+    /// (`inbox::conformance`) through the same pipeline, and runs its tool jobs.
+    pub fn fixtures() -> Self {
+        Self { serving: fixture_serving, ..Self::new() }
     }
 
     /// A harness on an empty table: no organization, workspace or person.
@@ -166,7 +184,7 @@ impl Harness {
                 let jwks = Arc::new(JwksServer::start(self.issuer.jwks().to_string()).await);
                 let mut config = Self::base_config(&self.table, &jwks.url);
                 (self.config_hook)(&mut config);
-                let app = App::build(config).await.expect("app builds");
+                let app = App::build_with(config, (self.serving)()).await.expect("app builds");
                 app.store.create_table().await.unwrap_or_else(|e| {
                     panic!("cannot create a table at {} ({e}); start it with `make db`", dynamodb_endpoint())
                 });
