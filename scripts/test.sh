@@ -88,7 +88,7 @@ stage "template lint (wait)" template
 
 if [ "${#filter[@]}" -gt 0 ]; then
   stage "cargo tests" cargo test --all-targets "${filter[@]}"
-  echo "a filtered run: interop and the API check are skipped" >&2
+  echo "a filtered run: interop, the API check and the doc examples are skipped" >&2
   exit 0
 fi
 
@@ -109,6 +109,8 @@ background() {
   s=0
   background interop scripts/interop.sh || s=1
   background api-check scripts/api-check.sh || s=1
+  # The README's and docs/' shell examples, on a database of their own (8042).
+  background doc-examples scripts/doc-examples.sh || s=1
   exit "$s"
 ) &
 beside_pid=$!
@@ -118,7 +120,7 @@ beside() {
   # `local`: bash scopes dynamically, and `stage` (the caller) has a `name` too.
   local s=0 name secs status
   wait "$beside_pid" || s=$?
-  for name in interop api-check; do
+  for name in interop api-check doc-examples; do
     echo "-- $name" >&2
     cat ".local/$name.log" >&2
     if [ -f ".local/$name.result" ]; then
@@ -128,4 +130,4 @@ beside() {
   done
   return "$s"
 }
-stage "interop + API check (wait)" beside
+stage "interop + API check + doc examples (wait)" beside
