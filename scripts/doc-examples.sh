@@ -33,11 +33,11 @@ TOKEN=$("$(bin_path)" dev-token)
 
 # The blocks run with the environment of this script (PORT, DEV_ISSUER_PORT and
 # DEV_ISSUER_KEY of this server, so `make -s token` in a block mints for it).
-# CARGO=true: the Makefile's own `cargo build` before minting is skipped — the
-# binary is built already, and inside `make test` a second build would compete
-# with the test build. MAKEFLAGS and MAKELEVEL of an enclosing make stay out.
+# `make token` builds nothing new: the binary is built already (inside `make
+# test`, KOBANA_TEST_BUILD makes it reuse the test build). MAKEFLAGS and
+# MAKELEVEL of an enclosing make stay out.
 status=0
-env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS CARGO=true BASE="http://127.0.0.1:$PORT" TOKEN="$TOKEN" \
+env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS BASE="http://127.0.0.1:$PORT" TOKEN="$TOKEN" \
   python3 scripts/doc-examples.py || status=$?
 echo "doc-examples: took $((SECONDS - start)) s (server log $OUT/server.log)" >&2
 exit "$status"

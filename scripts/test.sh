@@ -111,6 +111,9 @@ background() {
   background api-check scripts/api-check.sh || s=1
   # The README's and docs/' shell examples, on a database of their own (8042).
   background doc-examples scripts/doc-examples.sh || s=1
+  # `make run`, `make token`, `make invoke`, `make openapi` as a newcomer
+  # uses them, with its own ports and database (8044).
+  background run-check scripts/run-check.sh || s=1
   exit "$s"
 ) &
 beside_pid=$!
@@ -120,7 +123,7 @@ beside() {
   # `local`: bash scopes dynamically, and `stage` (the caller) has a `name` too.
   local s=0 name secs status
   wait "$beside_pid" || s=$?
-  for name in interop api-check doc-examples; do
+  for name in interop api-check doc-examples run-check; do
     echo "-- $name" >&2
     cat ".local/$name.log" >&2
     if [ -f ".local/$name.result" ]; then
@@ -130,4 +133,4 @@ beside() {
   done
   return "$s"
 }
-stage "interop + API check + doc examples (wait)" beside
+stage "interop, API check, docs, make run (wait)" beside
