@@ -5,11 +5,23 @@ SHELL := /bin/bash
 PORT ?= 3000
 CARGO ?= cargo
 
-.PHONY: run test conformance lint build build-McpFunction build-WorkerFunction deploy invoke bench fmt clean db db-stop token openapi fuzz
+.PHONY: help run reset test conformance lint build build-McpFunction build-WorkerFunction deploy invoke bench fmt clean db db-stop token openapi fuzz
 
-## Local database, demo data, development issuer, then the server on 127.0.0.1:$(PORT).
+## What each target does (this list; the default).
+help:
+	@awk '/^## /{doc = doc (doc ? " " : "") substr($$0, 4); next} \
+	     /^[a-zA-Z-]+:/{name = substr($$1, 1, length($$1) - 1); if (doc) printf "  make %-10s %s\n", name, doc; doc = ""; next} \
+	     /^[A-Z_]+ \?=/{next} {doc = ""}' $(MAKEFILE_LIST)
+
+## Local database, demo data (or the last run's data), development issuer, webhook receiver, then the server on 127.0.0.1:$(PORT).
 run:
 	PORT=$(PORT) scripts/run.sh
+
+## Forget the local data `make run` keeps between runs (.local/data): the next run starts from the demo data.
+reset:
+	@if [ -f .local/run.env ]; then echo "make reset: stop make run first (Ctrl-C), then reset" >&2; exit 1; fi
+	rm -rf .local/data
+	@echo "make reset: the next make run starts from the demo data"
 
 ## Every check CI runs — lint, unit, integration, event replay, SDK interop, API properties —
 ## with each stage's time; `make test T=<filter>` runs the cargo tests matching a filter only.
@@ -31,8 +43,7 @@ lint:
 ## Write the OpenAPI 3.1 document of /api/v1 to $(OUT) (default openapi.json), for publishing.
 OUT ?= openapi.json
 openapi:
-	@$(CARGO) build --quiet --bin kobana-inbox-mcp
-	@. scripts/lib.sh && "$$(bin_path)" openapi >$(OUT)
+	@. scripts/lib.sh && build_server && "$$(bin_path)" openapi >$(OUT)
 	@echo "wrote $(OUT)"
 
 
@@ -63,20 +74,21 @@ fuzz:
 bench:
 	scripts/bench.sh
 
-## Start / stop the local DynamoDB-compatible server (moto) on 127.0.0.1:8000.
+## Start the local DynamoDB-compatible server (moto) on 127.0.0.1, port DYNAMODB_PORT (default 8000).
 db:
 	scripts/db.sh start
+## Stop the local database `make db` started.
 db-stop:
 	scripts/db.sh stop
 
-## Print a development token: SUB, ORG, SCOPES, AUD (mcp|api|both), TTL_SECS pick its contents.
+## Print a development token for the running server (its ports, from .local/run.env): SUB, ORG, SCOPES, AUD (mcp|api|both), TTL_SECS pick its contents.
 token:
-	@$(CARGO) build --quiet --bin kobana-inbox-mcp
-	@DEV_ISSUER_KEY=$${DEV_ISSUER_KEY:-.local/dev-issuer.key} SUB="$(SUB)" ORG="$(ORG)" SCOPES="$(SCOPES)" AUD="$(AUD)" \
-		"$$(. scripts/lib.sh && bin_path)" dev-token
+	@scripts/token.sh
 
+## Format the code.
 fmt:
 	$(CARGO) fmt --all
 
+## Remove the build directory.
 clean:
 	$(CARGO) clean

@@ -8,7 +8,8 @@ Started by scripts/bench.sh (release binaries built, local DynamoDB up).
 Everything listens on 127.0.0.1; every load run is bounded in time
 (BENCH_SECONDS, default 5 s per wrk run; about 14 runs in all). Only the
 processes this script starts are stopped, through their Popen handles.
-Writes bench/results.md.
+Ports are free ones the kernel picks. Writes .local/bench/results.md, or
+bench/results.md (the committed figures) with BENCH_UPDATE=1.
 
 Per row: req/s, p50, p99 and non-2xx from wrk, ratios to the ceiling at the
 same concurrency, and the server's CPU time per request: utime + stime of the
@@ -20,8 +21,10 @@ server's rows also give their CPU per request as a multiple of our
 Environment:
   BENCH_SECONDS=N    seconds per wrk run (default 5).
   BENCH_ONLY=peers   measure only the ceiling and the rmcp peer (no server
-                     build, no DynamoDB needed); prints the tables and does
-                     not touch bench/results.md.
+                     build, no DynamoDB needed); prints the tables and
+                     writes no file.
+  BENCH_UPDATE=1     write bench/results.md (the committed figures) instead
+                     of .local/bench/results.md.
   RMCP_PEER=path     the rmcp peer binary (default
                      $CARGO_TARGET_DIR/rmcp-peer/release/rmcp-peer).
 """
@@ -33,6 +36,7 @@ import signal
 import socket
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.error
@@ -44,7 +48,16 @@ TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
 SERVER = os.path.join(TARGET, "release/kobana-inbox-mcp")
 CEILING = os.path.join(TARGET, "release/examples/ceiling")
 RMCP = os.environ.get("RMCP_PEER", os.path.join(TARGET, "rmcp-peer/release/rmcp-peer"))
-PORT, ISSUER_PORT, CEILING_PORT, RMCP_PORT = 3400, 3401, 3402, 3403
+
+
+def free_port():
+    """A port nothing listens on now (the kernel's pick on loopback)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+PORT, ISSUER_PORT, CEILING_PORT, RMCP_PORT = (free_port() for _ in range(4))
 DURATION = int(os.environ.get("BENCH_SECONDS", "5"))
 PEERS_ONLY = os.environ.get("BENCH_ONLY", "") == "peers"
 TABLE = f"bench-{os.getpid()}"
@@ -325,7 +338,7 @@ def main():
         z.write(SERVER, "bootstrap")
     lambda_sizes = []
     for fn in ("kobana-inbox-mcp", "worker"):
-        path = os.path.join(ROOT, f"target/lambda/{fn}/bootstrap")
+        path = os.path.join(TARGET, f"lambda/{fn}/bootstrap")
         if os.path.exists(path):
             zpath = path + ".zip"
             zsize = os.path.getsize(zpath) if os.path.exists(zpath) else None
@@ -367,9 +380,11 @@ def main():
     out += ["", "| DynamoDB round trips per request (method → status) | calls |", "|---|---:|"]
     for key in sorted(trips):
         out.append(f"| {key} | {', '.join(str(v) for v in sorted(trips[key]))} |")
-    os.makedirs(os.path.join(ROOT, "bench"), exist_ok=True)
-    with open(os.path.join(ROOT, "bench/results.md"), "w") as f:
+    results = "bench/results.md" if os.environ.get("BENCH_UPDATE") == "1" else ".local/bench/results.md"
+    os.makedirs(os.path.dirname(os.path.join(ROOT, results)), exist_ok=True)
+    with open(os.path.join(ROOT, results), "w") as f:
         f.write("\n".join(out) + "\n")
+    print(f"wrote {results}", file=sys.stderr)
     print("\n".join(out))
 
 

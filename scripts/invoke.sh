@@ -9,11 +9,12 @@ EVENT=$1
 . scripts/lib.sh
 export DEV_ISSUER_KEY="${DEV_ISSUER_KEY:-.local/dev-issuer.key}"
 export DEV_ISSUER_PORT="${DEV_ISSUER_PORT:-3002}"
-export TABLE_NAME="${TABLE_NAME:-kobana-inbox}"
+# A table of its own: the events never touch the data of `make run`.
+export TABLE_NAME="${TABLE_NAME:-kobana-inbox-invoke}"
 export RUST_LOG="${RUST_LOG:-warn}"
 trap stop_db EXIT
 ensure_db
-cargo build --quiet --bin kobana-inbox-mcp
+build_server
 BIN=$(bin_path)
 "$BIN" create-table
 "$BIN" seed

@@ -7,11 +7,14 @@ export DYNAMODB_ENDPOINT="${DYNAMODB_ENDPOINT:-http://127.0.0.1:$DYNAMODB_PORT}"
 # comes from the test build: a plain `cargo build --bin` there would
 # compile tokio and everything above it again, without the features the
 # dev-dependencies add, only to replace the binary the tests already made.
+# `build_server --progress` shows cargo's progress (the first build takes minutes).
 build_server() {
+  local quiet=(--quiet)
+  if [ "${1:-}" = --progress ]; then quiet=(); fi
   if [ -n "${KOBANA_TEST_BUILD:-}" ]; then
-    cargo test --all-targets --no-run --quiet
+    cargo test --all-targets --no-run "${quiet[@]}"
   else
-    cargo build --quiet --bin kobana-inbox-mcp
+    cargo build "${quiet[@]}" --bin kobana-inbox-mcp
   fi
 }
 
@@ -23,6 +26,13 @@ bin_path() {
 }
 
 answering() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# Whether the database answering on $DYNAMODB_PORT is one this checkout
+# started (scripts/db.sh keeps its PID in .local/moto-$DYNAMODB_PORT.pid).
+ours_db() {
+  local pidfile=".local/moto-$DYNAMODB_PORT.pid"
+  [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null
+}
 
 started_db=0
 # Starts the local database unless something already answers on its port.

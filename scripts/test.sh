@@ -89,7 +89,7 @@ stage "template lint (wait)" template
 
 if [ "${#filter[@]}" -gt 0 ]; then
   stage "cargo tests" cargo test --all-targets "${filter[@]}"
-  echo "a filtered run: interop and the API check are skipped" >&2
+  echo "a filtered run: interop, the API check and the doc examples are skipped" >&2
   exit 0
 fi
 
@@ -110,7 +110,12 @@ background() {
   s=0
   background interop scripts/interop.sh || s=1
   background api-check scripts/api-check.sh || s=1
-  # On its own ports and database (3350, 3351, 8035).
+  # The README's and docs/' shell examples, on a database of their own (8042).
+  background doc-examples scripts/doc-examples.sh || s=1
+  # `make run`, `make token`, `make invoke`, `make openapi` as a newcomer
+  # uses them, with its own ports and database (8044).
+  background run-check scripts/run-check.sh || s=1
+  # The official conformance runner, on its own ports and database (3350, 3351, 8035).
   background conformance scripts/conformance.sh || s=1
   exit "$s"
 ) &
@@ -121,7 +126,7 @@ beside() {
   # `local`: bash scopes dynamically, and `stage` (the caller) has a `name` too.
   local s=0 name secs status
   wait "$beside_pid" || s=$?
-  for name in interop api-check conformance; do
+  for name in interop api-check doc-examples run-check conformance; do
     echo "-- $name" >&2
     cat ".local/$name.log" >&2
     if [ -f ".local/$name.result" ]; then
@@ -131,4 +136,4 @@ beside() {
   done
   return "$s"
 }
-stage "interop + API check + conformance (wait)" beside
+stage "interop, API check, docs, make run, conformance (wait)" beside

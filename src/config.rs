@@ -34,7 +34,8 @@ pub struct Config {
     /// Extra `Host` values accepted besides the defaults of the mode.
     pub allowed_hosts: Vec<String>,
     pub log_format: LogFormat,
-    /// Embedded Metric Format lines on stdout (`METRICS`, default on).
+    /// Embedded Metric Format lines on stdout (`METRICS`; default on for
+    /// Lambda, off locally).
     pub metrics: bool,
     pub auth: AuthConfig,
     pub store: StoreConfig,
@@ -221,7 +222,12 @@ impl Config {
             allowed_origins: list("ALLOWED_ORIGINS"),
             allowed_hosts: list("ALLOWED_HOSTS"),
             log_format,
-            metrics: !var("METRICS").is_some_and(|v| matches!(v.as_str(), "0" | "false" | "off")),
+            // On Lambda by default (CloudWatch reads them); locally only when
+            // asked (`METRICS=1`), so a console shows the readable lines alone.
+            metrics: match var("METRICS") {
+                Some(v) => !matches!(v.as_str(), "0" | "false" | "off"),
+                None => mode == Mode::Lambda,
+            },
             auth: AuthConfig {
                 issuer,
                 jwks_url,

@@ -3,7 +3,9 @@
 //! `openapi` prints the `/api/v1` OpenAPI document (needs no configuration).
 //! Development subcommands, in builds with the `dev` feature (the default;
 //! the Lambda artefacts are built without it): `create-table`, `seed`,
-//! `dev-token`, `invoke`, and the development issuer beside a local `serve`.
+//! `dev-token`, `invoke`, `receiver`, `snapshot`, and the development issuer
+//! beside a local `serve`. `--help` (and `<command> --help`) says what each
+//! does, before any configuration is read.
 
 use std::convert::Infallible;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -19,26 +21,52 @@ use inbox::{App, edge};
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    if std::env::args().nth(1).as_deref() == Some("openapi") {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let command = args.first().map_or("serve", String::as_str);
+    if matches!(command, "-h" | "--help" | "help") {
+        print!("{}", usage());
+        return ExitCode::SUCCESS;
+    }
+    if args.get(1).is_some_and(|a| a == "-h" || a == "--help") && command != "admin" {
+        return match HELP.iter().find(|(name, ..)| *name == command) {
+            Some(help) => {
+                print!("{}", command_usage(help));
+                ExitCode::SUCCESS
+            }
+            None => {
+                eprint!("unknown command {command:?}\n\n{}", usage());
+                ExitCode::from(2)
+            }
+        };
+    }
+    if command == "openapi" {
         println!("{}", inbox::api::openapi::document());
         return ExitCode::SUCCESS;
     }
-    if std::env::args().nth(1).as_deref() == Some("admin") {
+    if command == "admin" {
         // Organization administration needs the table only, not the server's configuration.
-        let args: Vec<String> = std::env::args().skip(2).collect();
-        return inbox::cli::run(&args).await;
+        return inbox::cli::run(args.get(1..).unwrap_or_default()).await;
+    }
+    if !HELP.iter().any(|(name, ..)| *name == command) {
+        eprint!("unknown command {command:?}\n\n{}", usage());
+        return ExitCode::from(2);
     }
     inbox::sys::warm_crypto();
     let Some(config) = inbox::app::configure().await else { return ExitCode::FAILURE };
-    let command = std::env::args().nth(1).unwrap_or_else(|| "serve".into());
-    let outcome = match (command.as_str(), config.mode) {
+    let outcome = match (command, config.mode) {
         ("serve", Mode::Lambda) => run_lambda(config).await,
         ("serve", Mode::Local) => serve_local(config).await,
         (_, Mode::Lambda) => Err(format!("{command} is a development command and does not run on Lambda")),
         #[cfg(feature = "dev")]
         ("create-table", Mode::Local) => {
             let store = Store::connect(&config.store).await;
-            store.create_table().await.map_err(|e| format!("create-table: {e}"))
+            match store.create_table().await {
+                Ok(created) => {
+                    println!("{}", if created { "created" } else { "exists" });
+                    Ok(())
+                }
+                Err(e) => Err(format!("create-table: {e}")),
+            }
         }
         #[cfg(feature = "dev")]
         ("seed", Mode::Local) => match inbox::secret_store::signing_secrets(&config.secret_source()).await {
@@ -53,11 +81,15 @@ async fn main() -> ExitCode {
         #[cfg(feature = "dev")]
         ("dev-token", Mode::Local) => dev_token(&config),
         #[cfg(feature = "dev")]
-        ("invoke", Mode::Local) => match std::env::args().nth(2) {
-            Some(path) => invoke(config, &path).await,
-            None => Err("usage: invoke <event.json>".into()),
+        ("invoke", Mode::Local) => match args.get(1) {
+            Some(path) => invoke(config, path).await,
+            None => Err("usage: kobana-inbox-mcp invoke <event.json>".into()),
         },
-        (other, _) => Err(format!("unknown command {other:?}; use {}", COMMANDS.join(", "))),
+        #[cfg(feature = "dev")]
+        ("receiver", Mode::Local) => receiver().await,
+        #[cfg(feature = "dev")]
+        ("snapshot", Mode::Local) => snapshot(&config, args.get(1..).unwrap_or_default()).await,
+        (other, _) => Err(format!("unknown command {other:?}; use {}", names().join(", "))),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -68,11 +100,94 @@ async fn main() -> ExitCode {
     }
 }
 
-/// The subcommands of this build.
-#[cfg(feature = "dev")]
-const COMMANDS: &[&str] = &["serve", "admin", "openapi", "create-table", "seed", "dev-token", "invoke"];
-#[cfg(not(feature = "dev"))]
-const COMMANDS: &[&str] = &["serve", "admin", "openapi"];
+/// The subcommands of this build: name, arguments, what it does in a few words and in full.
+const HELP: &[(&str, &str, &str, &str)] = &[
+    (
+        "serve",
+        "",
+        "Serve MCP and the REST API (the default)",
+        "Serve MCP (/mcp) and the REST API (/api/v1): on Lambda, API Gateway events; elsewhere \
+         http://127.0.0.1:$PORT (with the development issuer on $DEV_ISSUER_PORT when DEV_ISSUER_KEY is set). \
+         The default command",
+    ),
+    (
+        "admin",
+        "<command> [flags]",
+        "Organization administration",
+        "Organization administration against the table (`admin --help` lists its commands)",
+    ),
+    (
+        "openapi",
+        "",
+        "Print the OpenAPI document of /api/v1",
+        "Print the OpenAPI 3.1 document of /api/v1 (needs no configuration)",
+    ),
+    #[cfg(feature = "dev")]
+    (
+        "create-table",
+        "",
+        "Create the local table",
+        "Create the local table (index, stream, TTL); prints `created`, or `exists` and changes nothing",
+    ),
+    #[cfg(feature = "dev")]
+    (
+        "seed",
+        "",
+        "Write the demo data",
+        "Write the demo organizations, workspaces, people, inboxes, e-mails and webhooks",
+    ),
+    #[cfg(feature = "dev")]
+    (
+        "dev-token",
+        "",
+        "Print a development token",
+        "Print a development token; SUB, ORG, SCOPES, AUD (mcp|api|both) and TTL_SECS pick its contents",
+    ),
+    #[cfg(feature = "dev")]
+    (
+        "invoke",
+        "<event.json>",
+        "Run one recorded API Gateway event",
+        "Run one recorded API Gateway event through the Lambda conversion and the handler",
+    ),
+    #[cfg(feature = "dev")]
+    (
+        "receiver",
+        "",
+        "A local webhook receiver that checks signatures",
+        "A local webhook receiver on 127.0.0.1:$RECEIVER_PORT (default 3002): verifies each delivery's signature \
+         with the demo webhooks' secret (RECEIVER_SECRET to change it) and prints it",
+    ),
+    #[cfg(feature = "dev")]
+    (
+        "snapshot",
+        "save|restore <file>",
+        "Save or restore the local table",
+        "Write every item of the local table to <file> (DynamoDB JSON, one item per line), or write them back",
+    ),
+];
+
+fn names() -> Vec<&'static str> {
+    HELP.iter().map(|(name, ..)| *name).collect()
+}
+
+fn usage() -> String {
+    let mut text = String::from(
+        "usage: kobana-inbox-mcp [command] [arguments]\n\nThe Kobana Autonomous Inbox MCP server and REST API.\n\ncommands:\n",
+    );
+    for (name, arguments, short, _) in HELP {
+        text.push_str(&format!("  {:<34} {short}\n", format!("{name} {arguments}")));
+    }
+    text.push_str(
+        "\n`kobana-inbox-mcp <command> --help` says what one does. Configuration is read from the \
+                   environment (docs/operations.md#configuration).\n",
+    );
+    text
+}
+
+fn command_usage((name, arguments, _, about): &(&str, &str, &str, &str)) -> String {
+    format!("usage: kobana-inbox-mcp {name} {arguments}\n\n{about}.\n")
+}
 
 async fn build(config: Config) -> Result<App, String> {
     match App::build(config).await {
@@ -91,6 +206,63 @@ async fn run_lambda(config: Config) -> Result<(), String> {
     let service =
         lambda_http::service_fn(move |req| async move { Ok::<_, Infallible>(edge::handle(&app.edge, req).await) });
     lambda_http::run(service).await.map_err(|e| format!("lambda runtime stopped: {e}"))
+}
+
+/// The local webhook receiver (`inbox::dev::receiver`), until interrupted.
+#[cfg(feature = "dev")]
+async fn receiver() -> Result<(), String> {
+    let port: u16 = match std::env::var("RECEIVER_PORT").ok().filter(|v| !v.is_empty()) {
+        None => 3002,
+        Some(text) => text.parse().map_err(|_| format!("RECEIVER_PORT={text}: a port number"))?,
+    };
+    let secret = std::env::var("RECEIVER_SECRET")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| inbox::seed::DEMO_WEBHOOK_SECRET.to_owned());
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    println!("webhook receiver listening on http://{addr}/ (signatures checked with the demo webhooks' secret)");
+    let receive = inbox::dev::receiver::printing(secret);
+    let handler: edge::local::Handler = Arc::new(move |req| {
+        let answer = receive(req);
+        Box::pin(async move { answer })
+    });
+    let shutdown = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    edge::local::serve_fn(listener, handler, shutdown).await;
+    Ok(())
+}
+
+/// `snapshot save FILE` / `snapshot restore FILE` (`inbox::store::snapshot`).
+#[cfg(feature = "dev")]
+async fn snapshot(config: &Config, args: &[String]) -> Result<(), String> {
+    use inbox::store::snapshot::{item_line, line_item};
+    let store = Store::connect(&config.store).await;
+    match args {
+        [verb, file] if verb == "save" => {
+            let items = store.all_items().await.map_err(|e| format!("snapshot: {e}"))?;
+            let text: String = items.iter().map(|item| item_line(item) + "\n").collect();
+            // Written beside, then renamed: an interrupted save never leaves half a file.
+            let partial = format!("{file}.partial");
+            std::fs::write(&partial, text).map_err(|e| format!("{partial}: {e}"))?;
+            std::fs::rename(&partial, file).map_err(|e| format!("{file}: {e}"))?;
+            println!("saved {} items of table {} to {file}", items.len(), config.store.table);
+            Ok(())
+        }
+        [verb, file] if verb == "restore" => {
+            let text = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
+            let mut count = 0;
+            for (number, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+                let item = line_item(line).map_err(|e| format!("{file}:{}: {e}", number + 1))?;
+                store.put_raw(item).await.map_err(|e| format!("snapshot: {e}"))?;
+                count += 1;
+            }
+            println!("restored {count} items into table {} from {file}", config.store.table);
+            Ok(())
+        }
+        _ => Err("usage: kobana-inbox-mcp snapshot save|restore <file>".into()),
+    }
 }
 
 /// Runs one recorded API Gateway event through the exact Lambda conversion
@@ -180,15 +352,15 @@ fn dev_token(config: &Config) -> Result<(), String> {
         other => return Err(format!("AUD must be mcp, api or both, not {other:?}")),
     };
     let ttl: u64 = env("TTL_SECS", "86400").parse().map_err(|_| "TTL_SECS must be a number")?;
+    // A misspelt scope would mint a token that silently opens nothing.
+    let scopes = env("SCOPES", &user_scopes.join(" "));
+    let unknown: Vec<&str> = scopes.split_whitespace().filter(|s| inbox::domain::Scope::parse(s).is_none()).collect();
+    if !unknown.is_empty() {
+        let known: Vec<&str> = inbox::domain::Scope::ALL.iter().map(|s| s.as_str()).collect();
+        return Err(format!("SCOPES: unknown {}; the scopes are {}", unknown.join(", "), known.join(" ")));
+    }
     let token = issuer
-        .mint(
-            &dev.issuer(),
-            &audiences,
-            &env("SUB", "usr_admin"),
-            &env("ORG", "org_demo"),
-            &env("SCOPES", &user_scopes.join(" ")),
-            ttl,
-        )
+        .mint(&dev.issuer(), &audiences, &env("SUB", "usr_admin"), &env("ORG", "org_demo"), &scopes, ttl)
         .map_err(|e| e.to_string())?;
     println!("{token}");
     Ok(())

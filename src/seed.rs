@@ -267,7 +267,11 @@ pub async fn seed(store: &Store, secrets: &Secrets) -> Result<(), StoreError> {
     for m in mails {
         store.put_email(&main, &email(m)).await?;
     }
-    create_webhook(store, secrets, &main, webhook("whk_demo", "https://hooks.example.com/kobana")).await?;
+    // `make run` points the demo webhook at its local receiver
+    // (`DEMO_WEBHOOK_URL`), so deliveries arrive and are verified there.
+    let demo_url = std::env::var("DEMO_WEBHOOK_URL").ok().filter(|u| !u.is_empty());
+    let demo_url = demo_url.as_deref().unwrap_or("https://hooks.example.com/kobana");
+    create_webhook(store, secrets, &main, webhook("whk_demo", demo_url)).await?;
     let deliveries = [
         ("dlv_demo_ok", DeliveryStatus::Succeeded, Some(200), None, "2026-11-21T10:15:05.000Z"),
         (

@@ -82,6 +82,9 @@ pub fn init(format: LogFormat) {
     // try_init: a second initialisation (tests, embedding) keeps the first subscriber.
     let _ = match format {
         LogFormat::Json => builder.json().with_current_span(true).with_span_list(false).flatten_event(true).try_init(),
-        LogFormat::Pretty => builder.compact().try_init(),
+        // Colours on a terminal only: a log file or a pipe gets plain text.
+        LogFormat::Pretty => {
+            builder.compact().with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())).try_init()
+        }
     };
 }

@@ -378,7 +378,7 @@ pub fn successes(op: Op) -> Vec<(u16, Shape)> {
     op.answers.iter().map(|(status, shape)| (status.as_u16(), *shape)).collect()
 }
 
-/// The error statuses `op` can answer with (the README's error table, per
+/// The error statuses `op` can answer with (docs/rest.md's error table, per
 /// route); every one carries the `Error` body.
 pub fn error_statuses(op: Op) -> Vec<u16> {
     let mut statuses = vec![400, 401, 403];

@@ -1,5 +1,5 @@
 //! Where the claims this product needs are found in a token, as the
-//! deployment's identity provider puts them (README: "Identity providers").
+//! deployment's identity provider puts them (docs/operations.md: "Identity providers").
 //!
 //! - The audience: `aud`, or the claim named by `AUDIENCE_CLAIM`
 //!   (`client_id` for Amazon Cognito, whose access tokens have no `aud`).

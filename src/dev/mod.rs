@@ -12,6 +12,7 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
 
 pub mod oauth;
+pub mod receiver;
 
 pub use crate::keyfile::{KeyFileError as DevError, load_or_create_seed};
 

@@ -44,7 +44,9 @@ pub async fn authenticate(
 ) -> Result<Principal, NotAdmitted> {
     let token = auth::bearer(headers, query).map_err(|e| NotAdmitted::Unauthenticated(resource.reject(&e)))?;
     edge.verifier.verify(token, &resource.audience).await.map_err(|e| {
-        tracing::info!(reason = %e, "token rejected");
+        // What this server expects, so a token minted for another run (another
+        // port, another issuer) is recognised at a glance.
+        tracing::info!(reason = %e, expected_issuer = edge.verifier.issuer(), expected_audience = %resource.audience, "token rejected");
         NotAdmitted::Unauthenticated(resource.reject(&e))
     })
 }

@@ -62,6 +62,8 @@ pub async fn handle(edge: &Edge, req: Request) -> Response<Body> {
         path = field::Empty,
         era = field::Empty,
         method = field::Empty,
+        operation = field::Empty,
+        task = field::Empty,
         sub = field::Empty,
         workspace = field::Empty,
         status = field::Empty,
@@ -189,6 +191,10 @@ async fn route(edge: &Edge, req: Request, request_id: &str) -> (Response<Body>, 
             }
             if let Some(method) = trace.method {
                 span.record("method", method);
+            }
+            // The tool a `tools/call` ran, so the request's line names it.
+            if let Some(operation) = trace.operation.filter(|op| Some(*op) != trace.method) {
+                span.record("operation", operation);
             }
             if let Some(sub) = &trace.sub {
                 span.record("sub", sub.as_str());

@@ -1,5 +1,5 @@
 //! Confirmation of destructive calls on a server that keeps no session
-//! (README: "MCP surface", Confirmation; "Security rules").
+//! (docs/protocol.md: "Confirmation of destructive calls"; docs/security.md: "Security rules").
 //!
 //! Round 1 answers `input_required` with a form elicitation that says what
 //! will happen, and a `requestState`: an encrypted, authenticated token (see

@@ -1,4 +1,4 @@
-//! Protocol versions and era selection (README: "Talking to it"), plus the envelope
+//! Protocol versions and era selection (docs/protocol.md: "Talking to it"), plus the envelope
 //! and routing-header checks of the stateless era (stages D and F).
 //!
 //! The era is decided per request from the request alone: nothing carries

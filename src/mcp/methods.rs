@@ -1,4 +1,4 @@
-//! The visible `match` over methods, per era (README: "MCP surface"), and
+//! The visible `match` over methods, per era (docs/clients.md), and
 //! the per-method parameter checks. Each arm returns its result in the shape
 //! of the request's protocol version; decoration happens in `super::decorate`.
 

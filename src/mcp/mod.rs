@@ -1,4 +1,4 @@
-//! The MCP endpoint's protocol half: the request pipeline (README: "How a
+//! The MCP endpoint's protocol half: the request pipeline (docs/protocol.md: "How a
 //! request is answered", stages A–L) from parsing to result decoration, for
 //! both protocol eras at once. The HTTP half (`crate::edge`: `Origin`/`Host`, media type, size,
 //! authentication, rate limit) runs before and between the two steps here:

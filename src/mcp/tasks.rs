@@ -53,7 +53,9 @@ pub const POLL_INTERVAL_MS: u64 = 1000;
 /// A `CreateTaskResult` (without `resultType`, which decoration adds) for a
 /// job just enqueued, when the 202 body carries one.
 pub fn created(response: &ApiResponse) -> Option<Value> {
-    response.job.as_ref().map(|job| Value::Object(envelope(job)))
+    let job = response.job.as_ref()?;
+    tracing::Span::current().record("task", job.id.as_str());
+    Some(Value::Object(envelope(job)))
 }
 
 /// Starts `tool` as a tool job with `input` (what a task of a catalogue's
@@ -62,7 +64,10 @@ pub fn created(response: &ApiResponse) -> Option<Value> {
 pub async fn start(call: &Call<'_>, tenant: &Tenant, tool: &str, input: Value) -> Result<Outcome, RpcError> {
     let ctx = call.api_ctx(tenant, tool);
     match jobs::start_tool(&ctx, tool, input).await {
-        Ok(job) => Ok(Outcome::Task(Value::Object(envelope(&job)))),
+        Ok(job) => {
+            tracing::Span::current().record("task", job.id.as_str());
+            Ok(Outcome::Task(Value::Object(envelope(&job))))
+        }
         Err(ApiError::Unavailable) => Err(unavailable()),
         Err(error) => Ok(super::results::tool_result(call.era.version(), &error.body(), true)),
     }
@@ -200,6 +205,10 @@ pub async fn dispatch(call: &Call<'_>, tenant: &Tenant, method: Method) -> Resul
     if !call.client.tasks {
         return Err(RpcError::missing_capability(format!("{name} needs the {EXT_TASKS} extension"))
             .with_data(json!({"requiredCapabilities": {"extensions": {EXT_TASKS: {}}}})));
+    }
+    // The request's log line names the task (a well-formed id only: it came from the client).
+    if crate::domain::ids::is_id(crate::domain::ids::Kind::Job, task_id) {
+        tracing::Span::current().record("task", task_id.as_str());
     }
     let ctx = call.api_ctx(tenant, name);
     if method == Method::TasksCancel && call.narrowing.readonly {

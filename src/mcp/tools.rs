@@ -4,7 +4,7 @@
 //! (`crate::api::Input::tool`: no query string or body bytes in between)
 //! through `api::dispatch`, in-process, with the verified caller (never the token).
 //!
-//! `tools/call` runs its stages (README: "How a request is answered", I–K) in order: unknown tool
+//! `tools/call` runs its stages (docs/protocol.md: "How a request is answered", I–K) in order: unknown tool
 //! (-32602), missing scope (HTTP 403 with an `insufficient_scope` challenge),
 //! missing role (a tool error `forbidden`), invalid arguments (a tool error
 //! naming the argument), confirmation of destructive tools, then the call.

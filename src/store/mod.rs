@@ -16,6 +16,8 @@ mod memberships;
 mod org;
 pub mod rate_limit;
 mod senders;
+#[cfg(feature = "dev")]
+pub mod snapshot;
 pub mod stream;
 mod table;
 mod webhooks;

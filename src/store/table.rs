@@ -27,7 +27,9 @@ fn attr(name: &str) -> Result<AttributeDefinition, StoreError> {
 }
 
 impl Store {
-    pub async fn create_table(&self) -> Result<(), StoreError> {
+    /// Creates the table with its index, stream and TTL; `false` when it
+    /// already existed (then nothing is changed).
+    pub async fn create_table(&self) -> Result<bool, StoreError> {
         let gsi = GlobalSecondaryIndex::builder()
             .index_name(GSI1)
             .key_schema(key(GSI1_PK, KeyType::Hash)?)
@@ -58,7 +60,7 @@ impl Store {
             .await;
         match created {
             Ok(_) => {}
-            Err(e) if e.as_service_error().is_some_and(|s| s.is_resource_in_use_exception()) => return Ok(()),
+            Err(e) if e.as_service_error().is_some_and(|s| s.is_resource_in_use_exception()) => return Ok(false),
             Err(e) => return Err(e.into()),
         }
         self.client()
@@ -73,6 +75,6 @@ impl Store {
             )
             .send()
             .await?;
-        Ok(())
+        Ok(true)
     }
 }

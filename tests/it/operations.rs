@@ -47,7 +47,8 @@ impl Served {
                 .env_remove("API_AUDIENCE")
                 .env_remove("OAUTH_ISSUER")
                 .env_remove("JWKS_URL")
-                .env_remove("METRICS")
+                // Locally, metric lines are printed only when asked.
+                .env("METRICS", "1")
                 .env_remove("AWS_LAMBDA_RUNTIME_API");
             command
         };

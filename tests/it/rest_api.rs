@@ -745,7 +745,7 @@ async fn unknown_malformed_and_traversal_ids_are_404_not_found_on_every_route() 
 }
 
 /// The issue asks for `invalid_body` here; product.md names no code, and the
-/// README documents `invalid_json` for JSON syntax errors (400 either way).
+/// docs/rest.md documents `invalid_json` for JSON syntax errors (400 either way).
 #[tokio::test]
 async fn malformed_json_bodies_are_400_invalid_json() {
     let h = Harness::new();

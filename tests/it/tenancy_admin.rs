@@ -1,7 +1,7 @@
 //! Running it for a real customer: the organization administration (REST
 //! under `/api/v1/org` and the `admin` command line), the errors of people
 //! not set up yet, archived workspaces, and tokens shaped like those of the
-//! identity providers the README gives recipes for.
+//! identity providers docs/operations.md gives recipes for.
 
 use std::process::Command;
 

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# The first hour, as a newcomer lives it (part of `make test`): `make run` on
+# ports other than the defaults, then, from a shell that knows none of them,
+# `make token` mints a token the server accepts; an ingested bill is processed
+# and the local receiver prints the demo webhook's signed delivery; `make
+# invoke` runs an event on a table of its own; `make openapi` writes the
+# document; `make token` refuses a misspelt scope; the binary answers
+# `--help`. Stopped (as Ctrl-C stops it) and started again, `make run` still
+# has the e-mail; and it will not take a database someone else started. With
+# CARGO_TARGET_DIR set (as CI sets it), every script finds the binary.
+# Everything on loopback, on ports of its own; only what it starts is stopped.
+# (`grep -c … >/dev/null` after a pipe, not `grep -q`: -q stops reading, and
+# under pipefail the writer's SIGPIPE would fail the check.)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/lib.sh
+
+DIR=.local/run-check
+rm -rf "$DIR"
+mkdir -p "$DIR"
+export RUN_ENV="$DIR/run.env"
+TABLE="run-check-$$"
+# The ports `make run` is started on, and no other shell variable: the checks
+# below run with none of them set, as a second terminal would.
+RUN_VARS=(PORT=3440 DEV_ISSUER_PORT=3441 RECEIVER_PORT=3442 DYNAMODB_PORT=8044 DYNAMODB_ENDPOINT=http://127.0.0.1:8044
+          TABLE_NAME="$TABLE" RUST_LOG=info)
+unset PORT DEV_ISSUER_PORT RECEIVER_PORT TABLE_NAME
+BASE=http://127.0.0.1:3440
+failed=0
+check() {
+  local name=$1
+  shift
+  if "$@"; then echo "  ok   $name"; else echo "  FAIL $name"; failed=1; fi
+}
+
+run_pid=
+start_run() {
+  # Its own session, so that stopping it reaches the whole `make run` as Ctrl-C would.
+  env "${RUN_VARS[@]}" setsid scripts/run.sh >"$DIR/run-$1.log" 2>&1 &
+  run_pid=$!
+  for _ in $(seq 1 600); do
+    if curl -sf "$BASE/health" >/dev/null && [ -f "$RUN_ENV" ]; then return 0; fi
+    if ! kill -0 "$run_pid" 2>/dev/null; then cat "$DIR/run-$1.log" >&2; return 1; fi
+    sleep 0.5
+  done
+  return 1
+}
+stop_run() {
+  if [ -n "$run_pid" ] && kill -0 "$run_pid" 2>/dev/null; then
+    kill -INT -- "-$run_pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$run_pid" 2>/dev/null || break; sleep 0.1; done
+  fi
+  run_pid=
+}
+other_db_pid=
+cleanup() {
+  stop_run
+  if [ -n "$other_db_pid" ]; then kill "$other_db_pid" 2>/dev/null || true; fi
+  rm -f ".local/data/$TABLE.jsonl"
+}
+trap cleanup EXIT
+
+start_run first || { echo "run-check: make run did not start" >&2; exit 1; }
+
+TOKEN=$(make -s token 2>"$DIR/token.err")
+discover() {
+  curl -fsS "$BASE/mcp" -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' \
+    -H 'mcp-protocol-version: 2026-07-28' -H 'mcp-method: server/discover' \
+    -d '{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}' \
+    | grep -c '"capabilities"' >/dev/null
+}
+check "make token (from a shell without PORT) mints a token the server on 3440 accepts" discover
+
+PIPE=$(SUB=svc_mailpipe SCOPES=emails:ingest AUD=api make -s token 2>/dev/null)
+EMAIL=$(curl -fsS -X POST "$BASE/api/v1/inboxes/inb_bills/emails" \
+  -H "authorization: Bearer $PIPE" -H 'x-workspace-id: ws_main' -H 'content-type: application/json' \
+  -d '{"from":"contas@energia.example.com","to":"contas@demo.inbox.kobana.com.br","subject":"Conta de dezembro","text":"Linha: 00190.00009 02345.678904 12345.678176 6 16610000048750"}' \
+  | python3 -c 'import json, sys; print(json.load(sys.stdin)["data"]["email"]["id"])')
+delivered() {
+  for _ in $(seq 1 40); do
+    if grep -q "webhook received: email.processed delivery dlv_.* — signature ok — email.processed $EMAIL" "$DIR/run-first.log"; then
+      return 0
+    fi
+    sleep 0.25
+  done
+  return 1
+}
+check "an ingested bill is processed and the receiver prints its signed delivery" delivered
+logged_tool() {
+  curl -fsS "$BASE/mcp" -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -H 'x-workspace-id: ws_main' \
+    -H 'mcp-protocol-version: 2026-07-28' -H 'mcp-method: tools/call' -H 'mcp-name: emails_get' \
+    -d "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"emails_get\",\"arguments\":{\"id\":\"$EMAIL\"},\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}" \
+    | grep -c '"isError":false' >/dev/null && sleep 0.3 && grep -q 'operation="\?emails_get' "$DIR/run-first.log"
+}
+check "a tools/call's log line names the tool" logged_tool
+misspelt() { ! SCOPES=emails:reed make -s token >/dev/null 2>"$DIR/misspelt.err" && grep -q "unknown emails:reed" "$DIR/misspelt.err"; }
+check "make token refuses a misspelt scope" misspelt
+invoked() {
+  env DYNAMODB_PORT=8044 DYNAMODB_ENDPOINT=http://127.0.0.1:8044 make -s invoke EVENT=events/mcp-2025-06-18-tools-list.json \
+    >"$DIR/invoke.out" 2>&1 && grep -q '"statusCode": 200' "$DIR/invoke.out"
+}
+check "make invoke answers a recorded event (on a table of its own)" invoked
+openapi() { make -s openapi OUT="$DIR/openapi.json" >/dev/null && python3 -c "import json; json.load(open('$DIR/openapi.json'))"; }
+check "make openapi writes the document" openapi
+helped() { "$(bin_path)" --help | grep -q "usage: kobana-inbox-mcp" && "$(bin_path)" snapshot --help | grep -q "snapshot save|restore"; }
+check "the binary answers --help and <command> --help" helped
+
+stop_run
+saved() { [ -s ".local/data/$TABLE.jsonl" ] && [ ! -f "$RUN_ENV" ]; }
+check "stopped, make run saved its table and removed its run file" saved
+start_run second || { echo "run-check: make run did not start again" >&2; exit 1; }
+TOKEN=$(make -s token 2>/dev/null)
+kept() {
+  curl -fsS "$BASE/api/v1/emails/$EMAIL" -H "authorization: Bearer $TOKEN" -H 'x-workspace-id: ws_main' \
+    | grep -c '"status":"processed"' >/dev/null && grep -q "restored" "$DIR/run-second.log"
+}
+check "started again, the e-mail of the first run is still there" kept
+stop_run
+
+# A database this checkout did not start (no PID file of ours) is refused.
+.local/venv/bin/python scripts/moto_server.py 127.0.0.1 8045 >"$DIR/other-db.log" 2>&1 &
+other_db_pid=$!
+for _ in $(seq 1 100); do answering 8045 && break; sleep 0.1; done
+refused() {
+  ! env "${RUN_VARS[@]}" DYNAMODB_PORT=8045 DYNAMODB_ENDPOINT=http://127.0.0.1:8045 scripts/run.sh >"$DIR/refused.log" 2>&1 \
+    && grep -q "REUSE_DB=1" "$DIR/refused.log"
+}
+check "make run will not re-seed a database someone else started" refused
+
+if [ "$failed" = 0 ]; then echo "run-check: passed"; else echo "run-check: FAILED (logs in $DIR)"; fi
+exit "$failed"
