@@ -16,7 +16,6 @@ use crate::domain::ids::{Kind, is_id};
 use crate::domain::records::{Job, JobKind, JobStatus};
 use crate::domain::{Permission, Scope};
 use crate::store::ToCancel;
-use crate::sys::new_id;
 use crate::sys::now_string;
 
 /// The operations of this module, in catalogue order.
@@ -70,11 +69,16 @@ pub fn write_scope(kind: JobKind) -> Scope {
     }
 }
 
-/// A new queued job about `subject_id`.
+/// A new queued job about `subject_id` (in write shard 0).
 pub fn new_job(kind: JobKind, subject_id: &str) -> Job {
+    new_job_in(kind, subject_id, &crate::domain::Shards::default())
+}
+
+/// A new queued job about `subject_id`, in one of the write `shards` of its workspace.
+pub fn new_job_in(kind: JobKind, subject_id: &str, shards: &crate::domain::Shards) -> Job {
     let now = now_string();
     Job {
-        id: new_id(Kind::Job),
+        id: crate::sys::new_id_in(Kind::Job, shards),
         kind,
         subject_id: subject_id.to_owned(),
         status: JobStatus::Queued,

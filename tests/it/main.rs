@@ -9,6 +9,7 @@ mod common;
 
 mod audit;
 mod auth;
+mod capacity;
 mod events_replay;
 mod faults;
 mod jobs_and_webhooks;
@@ -23,5 +24,6 @@ mod rest_api;
 mod runtime;
 mod schemas;
 mod security;
+mod shards;
 mod tasks;
 mod tenancy_admin;
