@@ -170,7 +170,8 @@ impl App {
             api_resource,
             allowed_origins: config.origin_allowlist(),
             hosts: config.host_allowlist(),
-            limiter: RateLimiter::new(config.rate_limit_per_minute, store.clone()),
+            limiter: RateLimiter::new(config.rate_limit_per_minute, store.clone())
+                .with_ingest_budget(config.ingest_rate_limit_per_minute),
             request_timeout: config.request_timeout,
         };
         let mut runner = runner(&config, store.clone(), Arc::clone(&secrets))?;
@@ -200,7 +201,7 @@ async fn joined_secrets(
 
 fn runner(config: &Config, store: Store, secrets: Arc<Secrets>) -> Result<Runner, AppError> {
     let outbound = Outbound::new(config.webhook_allow_loopback).map_err(AppError::HttpClient)?;
-    Ok(Runner { store, secrets, outbound, lease_secs: config.job_lease_secs, tools: None })
+    Ok(Runner { store, secrets, outbound, lease_secs: config.job_lease_secs, tools: None, shards: Default::default() })
 }
 
 /// Serves the development authorization server on loopback, when

@@ -7,6 +7,11 @@
 //! `--dry-run` reads the table and prints the items the change would write,
 //! writing nothing.
 //!
+//! `admin workspace shards` is the operator's: it raises a workspace's write
+//! shards (`crate::domain::shards`; docs/operations.md, "Raising a
+//! workspace's write shards") and is no API operation — what a workspace
+//! costs to list is the operator's decision, not its administrator's.
+//!
 //! Exit codes: 0 done; 2 the command line is wrong (usage on stderr); 3 the
 //! operation refused (its error code and message on stderr: not found,
 //! last admin, slug taken, invalid value); 4 the table could not be reached
@@ -149,8 +154,63 @@ fn usage() -> String {
     for c in COMMANDS {
         text.push_str(&format!("  {:<22} {}\n", c.words.join(" "), c.about));
     }
+    text.push_str(&format!("  {:<22} {}\n", "workspace shards", SHARDS_ABOUT));
     text.push_str(&format!("\n{GLOBAL}\nEach command takes --help.\n"));
     text
+}
+
+const SHARDS_ABOUT: &str = "Raise a workspace's write shards (operators: docs/capacity.md)";
+
+fn shards_usage() -> String {
+    format!(
+        "usage: kobana-inbox-mcp admin workspace shards --org ORG --workspace WORKSPACE --count N\n\n{SHARDS_ABOUT}. \
+         The count only grows (1 to {}); lists read the new shards at once, records are written to them \
+         {} s later.\n",
+        crate::domain::shards::MAX_SHARDS,
+        crate::domain::Shards::WRITE_DELAY_SECS
+    )
+}
+
+/// `admin workspace shards`: straight to the store (not an API operation).
+async fn shards(args: &[String]) -> Result<(), Failure> {
+    let mut values = BTreeMap::new();
+    let mut flags = args.iter();
+    while let Some(flag) = flags.next() {
+        let name = flag.trim_start_matches("--");
+        if name == "help" {
+            return Err(Failure::Usage(shards_usage()));
+        }
+        if !["org", "workspace", "count"].contains(&name) || !flag.starts_with("--") {
+            return Err(Failure::Usage(format!("unknown flag {flag}\n\n{}", shards_usage())));
+        }
+        let Some(value) = flags.next() else { return Err(Failure::Usage(format!("{flag} needs a value"))) };
+        values.insert(name.to_owned(), value.clone());
+    }
+    let get = |name: &str| values.get(name).map(String::as_str).unwrap_or_default();
+    let (Some(org), Some(ws), Ok(count)) =
+        (OrgId::parse(get("org")), crate::domain::WorkspaceId::parse(get("workspace")), get("count").parse::<u16>())
+    else {
+        return Err(Failure::Usage(shards_usage()));
+    };
+    let config = crate::config::store_from_env().map_err(|e| Failure::Unavailable(e.to_string()))?;
+    let store = Store::connect(&config).await;
+    let now = crate::sys::unix_now();
+    match store.set_write_shards(&org, &ws, count, now).await {
+        Ok(s) => {
+            let body = serde_json::json!({"workspace": ws.as_str(), "count": s.count, "previous": s.previous,
+                "read_now": s.read_count(), "written_from": s.changed_at + crate::domain::Shards::WRITE_DELAY_SECS});
+            println!("{}", serde_json::to_string_pretty(&body).unwrap_or_default());
+            Ok(())
+        }
+        Err(crate::store::StoreError::NotFound) => {
+            Err(Failure::Refused(format!("workspace_not_found: {ws} is not a workspace of {org}")))
+        }
+        Err(crate::store::StoreError::Conflict) => Err(Failure::Refused(format!(
+            "invalid_count: the count only grows, from what the workspace has to at most {}",
+            crate::domain::shards::MAX_SHARDS
+        ))),
+        Err(e) => Err(Failure::Unavailable(format!("the table could not be reached: {e}"))),
+    }
 }
 
 fn command_usage(c: &Command) -> String {
@@ -235,6 +295,12 @@ pub async fn run(args: &[String]) -> ExitCode {
 }
 
 async fn execute(args: &[String]) -> Result<(), Failure> {
+    if let [first, second, rest @ ..] = args
+        && first == "workspace"
+        && second == "shards"
+    {
+        return shards(rest).await;
+    }
     let parsed = parse(args)?;
     let org = parsed.values.get("org").map(String::as_str).unwrap_or_default();
     let org =

@@ -41,6 +41,9 @@ pub struct Config {
     pub store: StoreConfig,
     /// Requests per principal and workspace per minute; 0 disables the limit.
     pub rate_limit_per_minute: u32,
+    /// The budget of a token whose only scope is `emails:ingest` (a mail
+    /// pipeline): `INGEST_RATE_LIMIT_PER_MINUTE`, 0 for none.
+    pub ingest_rate_limit_per_minute: u32,
     /// Local development issuer (never on Lambda).
     pub dev_issuer: Option<DevIssuerConfig>,
     /// Secrets that sign cursors and confirmations and seal webhook secrets;
@@ -241,6 +244,7 @@ impl Config {
             membership_cache: Duration::from_secs(parse_or("MEMBERSHIP_CACHE_SECS", 30)?),
             job_lease_secs: parse_or("JOB_LEASE_SECS", crate::worker::LEASE_SECS)?,
             rate_limit_per_minute: parse_or("RATE_LIMIT_PER_MINUTE", 120)?,
+            ingest_rate_limit_per_minute: parse_or("INGEST_RATE_LIMIT_PER_MINUTE", 60_000)?,
             dev_issuer,
             signing_secrets,
             signing_secret_arn,
@@ -280,11 +284,13 @@ impl Config {
                     operation: Duration::from_secs(45),
                     attempts: 3,
                 },
+                cache_secs: crate::store::cache::CONFIG_CACHE_SECS,
             },
             request_timeout: Duration::from_secs(60),
             membership_cache: Duration::from_secs(30),
             job_lease_secs: crate::worker::LEASE_SECS,
             rate_limit_per_minute: 0,
+            ingest_rate_limit_per_minute: 0,
             dev_issuer: None,
             signing_secrets: vec![LOCAL_SIGNING_SECRET.to_owned()],
             signing_secret_arn: None,
@@ -408,6 +414,7 @@ pub fn store_from_env() -> Result<StoreConfig, ConfigError> {
             operation: millis("DYNAMODB_OPERATION_TIMEOUT_MS", StoreTimeouts::LAMBDA.operation)?,
             attempts: parse_or("DYNAMODB_MAX_ATTEMPTS", StoreTimeouts::LAMBDA.attempts)?,
         },
+        cache_secs: parse_or("CONFIG_CACHE_SECS", crate::store::cache::CONFIG_CACHE_SECS)?,
     })
 }
 

@@ -52,6 +52,18 @@ pub fn new_id(kind: Kind) -> String {
     id_from(kind, &random())
 }
 
+/// A new random id of `kind` for a write-heavy record of a workspace with
+/// `shards`: it names the write shard the record is stored in.
+pub fn new_id_in(kind: Kind, shards: &crate::domain::Shards) -> String {
+    sharded(new_id(kind), shards)
+}
+
+/// `id` placed in a random write shard of `shards`.
+pub fn sharded(id: String, shards: &crate::domain::Shards) -> String {
+    let shard = shards.pick(unix_now(), u32::from_le_bytes(random()));
+    crate::domain::ids::with_shard(id, shard)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -151,7 +151,7 @@ impl Ctx<'_> {
             _ => format!("{} {}", op.method.as_str(), op.template),
         };
         AuditRecord {
-            id: new_audit_id(&at),
+            id: crate::sys::sharded(new_audit_id(&at), &self.tenant.shards),
             at,
             request_id: self.origin.request_id.to_owned(),
             organization: self.tenant.org.to_string(),

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::error::ApiError;
 use super::input::{self, invalid_parameter, or_list};
-use super::jobs::{accepted, new_job};
+use super::jobs::{accepted, new_job_in};
 use super::operation::{Operation, Tool, Verb, operation};
 use super::page::page_request;
 use super::schemas::{Record, Shape, count, described, id as id_param, input as fields, one_of, string, time};
@@ -21,7 +21,6 @@ use crate::domain::ids::{Kind, is_id};
 use crate::domain::records::{Attachment, Email, EmailStatus, InboxStatus, JobKind, SenderPolicy};
 use crate::store::EmailFilter;
 use crate::store::StoreError;
-use crate::sys::new_id;
 use crate::sys::now_string;
 
 /// The operations of this module, in catalogue order.
@@ -195,7 +194,7 @@ async fn reprocess(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
         });
     }
     let (previous, previous_status) = (email.updated_at.clone(), email.status);
-    let job = new_job(JobKind::EmailReprocess, &email.id);
+    let job = new_job_in(JobKind::EmailReprocess, &email.id, &ctx.tenant.shards);
     email.status = EmailStatus::Processing;
     email.updated_at = now_string();
     let audit = ctx.audit(&email.id, StatusCode::ACCEPTED)?;
@@ -263,7 +262,11 @@ async fn ingest(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErro
                 .ok_or_else(|| ApiError::invalid("received_at", "must be an RFC 3339 timestamp"))?,
         ),
     };
-    let inbox = super::inboxes::load(ctx, inbox_id).await?;
+    // Kept a few seconds per container: every ingestion reads its inbox (`store::cache`).
+    let inbox = super::fetch(Kind::Inbox, "Inbox", inbox_id, async || {
+        ctx.store.inbox_for_ingestion(ctx.tenant, inbox_id).await
+    })
+    .await?;
     if inbox.status == InboxStatus::Paused {
         return Err(ApiError::Conflict {
             code: "inbox_paused",
@@ -274,7 +277,7 @@ async fn ingest(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErro
         inbox.sender_policy == SenderPolicy::Anyone || ctx.store.sender_allowed(ctx.tenant, &inbox.id, &from).await?;
     let now = now_string();
     let email = Email {
-        id: new_id(Kind::Email),
+        id: crate::sys::new_id_in(Kind::Email, &ctx.tenant.shards),
         inbox_id: inbox.id.clone(),
         from: from.clone(),
         to,
@@ -289,7 +292,7 @@ async fn ingest(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErro
         updated_at: now,
         deleted_at: None,
     };
-    let job = new_job(JobKind::EmailProcess, &email.id);
+    let job = new_job_in(JobKind::EmailProcess, &email.id, &ctx.tenant.shards);
     ctx.store.create_email_with_job(ctx.tenant, &email, &job, &ctx.audit(&email.id, StatusCode::ACCEPTED)?).await?;
     let mut response = accepted(&job)?;
     if let Some(serde_json::Value::Object(data)) = response.body.get_mut("data") {

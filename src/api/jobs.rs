@@ -23,7 +23,6 @@ use crate::domain::ids::{Kind, is_id};
 use crate::domain::records::{Job, JobKind, JobStatus, ToolRun};
 use crate::domain::{Permission, Scope};
 use crate::store::{StoreError, ToCancel};
-use crate::sys::new_id;
 use crate::sys::now_string;
 
 /// The operations of this module, in catalogue order.
@@ -89,11 +88,16 @@ fn check_subject(ctx: &Ctx<'_>, scope: Option<Scope>, permission: Permission) ->
     }
 }
 
-/// A new queued job about `subject_id`.
+/// A new queued job about `subject_id` (in write shard 0).
 pub fn new_job(kind: JobKind, subject_id: &str) -> Job {
+    new_job_in(kind, subject_id, &crate::domain::Shards::default())
+}
+
+/// A new queued job about `subject_id`, in one of the write `shards` of its workspace.
+pub fn new_job_in(kind: JobKind, subject_id: &str, shards: &crate::domain::Shards) -> Job {
     let now = now_string();
     Job {
-        id: new_id(Kind::Job),
+        id: crate::sys::new_id_in(Kind::Job, shards),
         kind,
         subject_id: subject_id.to_owned(),
         status: JobStatus::Queued,
@@ -171,7 +175,7 @@ const WRITE_ROUNDS: usize = 3;
 /// that tool is. Starting one needs the operator role.
 pub async fn start_tool(ctx: &Ctx<'_>, tool: &str, input: Value) -> Result<Job, ApiError> {
     check_role(ctx, Permission::Operate)?;
-    let mut job = new_job(JobKind::ToolCall, tool);
+    let mut job = new_job_in(JobKind::ToolCall, tool, &ctx.tenant.shards);
     job.tool = Some(ToolRun { input, ..ToolRun::default() });
     ctx.store.insert_job(ctx.tenant, &job).await?;
     Ok(job)

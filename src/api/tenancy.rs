@@ -126,6 +126,7 @@ pub async fn resolve(
     let tenant = |(workspace, role): (WorkspaceId, Role)| Tenant {
         org: org.clone(),
         archived: all.archived.contains(&workspace),
+        shards: all.shards.get(&workspace).copied().unwrap_or_default(),
         workspace,
         role,
     };
@@ -166,6 +167,7 @@ pub async fn resolve_machine(
     let tenant = |workspace: WorkspaceId| Tenant {
         org: org.clone(),
         archived: all.archived.contains(&workspace),
+        shards: all.shards.get(&workspace).copied().unwrap_or_default(),
         workspace,
         role: Role::Viewer,
     };

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::emails::job_tool;
 use super::error::ApiError;
 use super::input;
-use super::jobs::{accepted, new_job};
+use super::jobs::{accepted, new_job_in};
 use super::operation::{Operation, Tool, Verb, no_filters, operation};
 use super::page::page_request;
 use super::schemas::{Record, SUBSCRIBABLE, Shape, described, input as fields, one_of, string};
@@ -425,7 +425,7 @@ fn refuse_disabled(webhook: &Webhook) -> Result<(), ApiError> {
 async fn test(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     let stored = load(ctx, id).await?;
     refuse_disabled(&stored.webhook)?;
-    let job = new_job(JobKind::WebhookTest, &stored.webhook.id);
+    let job = new_job_in(JobKind::WebhookTest, &stored.webhook.id, &ctx.tenant.shards);
     let audit = ctx.audit(&stored.webhook.id, StatusCode::ACCEPTED)?;
     match ctx.store.enqueue_webhook_job(ctx.tenant, &stored.webhook.id, &job, &audit).await {
         Ok(()) => accepted(&job),
@@ -468,7 +468,7 @@ async fn resend(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     if let Some(webhook) = ctx.store.get_webhook(ctx.tenant, &delivery.webhook_id).await? {
         refuse_disabled(&webhook.webhook)?;
     }
-    let job = new_job(JobKind::DeliveryResend, &delivery.id);
+    let job = new_job_in(JobKind::DeliveryResend, &delivery.id, &ctx.tenant.shards);
     // The delivery's webhook must still exist: that is the record checked.
     let audit = ctx.audit(&delivery.id, StatusCode::ACCEPTED)?;
     match ctx.store.enqueue_webhook_job(ctx.tenant, &delivery.webhook_id, &job, &audit).await {

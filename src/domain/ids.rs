@@ -104,6 +104,22 @@ pub fn is_id(kind: Kind, s: &str) -> bool {
     })
 }
 
+/// `id` placed in write shard `shard` (`crate::domain::shards`): shard 0
+/// is the id itself (so every id made before shards is in shard 0), any
+/// other adds `_s{shard}`.
+pub fn with_shard(id: String, shard: u16) -> String {
+    if shard == 0 { id } else { format!("{id}_s{shard}") }
+}
+
+/// The write shard an id names (0 when it names none).
+pub fn shard_of(id: &str) -> u16 {
+    id.rsplit_once("_s")
+        .filter(|(_, n)| (1..=3).contains(&n.len()) && n.bytes().all(|b| b.is_ascii_digit()) && !n.starts_with('0'))
+        .and_then(|(_, n)| n.parse::<u16>().ok())
+        .filter(|n| *n < crate::domain::shards::MAX_SHARDS)
+        .unwrap_or(0)
+}
+
 #[cfg(test)]
 mod id_tests {
     use super::*;
@@ -119,6 +135,20 @@ mod id_tests {
         assert!(is_id(Kind::Email, "eml_energy_nov"));
         for bad in ["inb_", "inb_../x", "inb_a%2Fb", "inb-a", "inb_a/b", "inb_a#b", "inb_a.b"] {
             assert!(!is_id(Kind::Inbox, bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn an_id_names_its_shard_and_ids_without_one_are_in_shard_0() {
+        let id = id_from(Kind::Email, &[7; 22]);
+        assert_eq!(shard_of(&id), 0);
+        assert_eq!(with_shard(id.clone(), 0), id);
+        let sharded = with_shard(id.clone(), 13);
+        assert!(is_id(Kind::Email, &sharded), "{sharded}");
+        assert_eq!(shard_of(&sharded), 13);
+        assert_eq!(shard_of(&with_shard(id, 255)), 255);
+        for unsharded in ["eml_receipt_1", "eml_energy_nov", "eml_x_s0", "eml_x_s007", "eml_x_s256", "eml_x_s"] {
+            assert_eq!(shard_of(unsharded), 0, "{unsharded}");
         }
     }
 }

@@ -8,12 +8,14 @@ pub mod ids;
 pub mod records;
 pub mod roles;
 pub mod scopes;
+pub mod shards;
 #[cfg(test)]
 pub(crate) mod source;
 
 pub use ids::{OrgId, WorkspaceId};
 pub use roles::{Permission, Role};
 pub use scopes::{Scope, Scopes};
+pub use shards::Shards;
 
 /// The tenant a request acts on: a workspace of the caller's organization,
 /// and the caller's role there.
@@ -24,12 +26,14 @@ pub struct Tenant {
     pub role: Role,
     /// The workspace is archived: its admins read it, nothing changes in it.
     pub archived: bool,
+    /// How its write-heavy records spread over partitions.
+    pub shards: Shards,
 }
 
 impl Tenant {
     /// A workspace acted on with `role`, not archived.
     pub fn new(org: OrgId, workspace: WorkspaceId, role: Role) -> Tenant {
-        Tenant { org, workspace, role, archived: false }
+        Tenant { org, workspace, role, archived: false, shards: Shards::default() }
     }
 
     /// The organization itself, for its administrators: the changes made to

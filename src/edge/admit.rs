@@ -54,6 +54,8 @@ pub async fn authenticate(
 /// The shared budget, and what this container last learned of each budget.
 pub struct RateLimiter {
     per_minute: u32,
+    /// The budget of a mail pipeline's token (its only scope `emails:ingest`).
+    ingest_per_minute: u32,
     store: Store,
     seen: Arc<Mutex<HashMap<String, Seen>>>,
 }
@@ -80,17 +82,31 @@ pub struct Counting {
 
 impl RateLimiter {
     pub fn new(per_minute: u32, store: Store) -> RateLimiter {
-        RateLimiter { per_minute, store, seen: Arc::new(Mutex::new(HashMap::new())) }
+        RateLimiter { per_minute, ingest_per_minute: per_minute, store, seen: Arc::new(Mutex::new(HashMap::new())) }
+    }
+
+    /// A mail pipeline's budget of its own: its volume is the workspace's
+    /// mail, not a person's clicks (0: not limited).
+    pub fn with_ingest_budget(mut self, per_minute: u32) -> RateLimiter {
+        self.ingest_per_minute = per_minute;
+        self
+    }
+
+    /// The budget of `principal`'s requests per minute (0: not limited).
+    fn budget_of(&self, principal: &Principal) -> u32 {
+        let only_ingest = principal.scopes.iter().eq([crate::domain::Scope::EmailsIngest]);
+        if only_ingest { self.ingest_per_minute } else { self.per_minute }
     }
 
     /// Counts a write: waits for the shared counter.
     pub async fn admit_write(&self, principal: &Principal) -> Result<Vec<(&'static str, String)>, NotAdmitted> {
-        if self.per_minute == 0 {
+        let per_minute = self.budget_of(principal);
+        if per_minute == 0 {
             return Ok(Vec::new());
         }
         let key = budget(principal);
         let now = crate::sys::unix_now();
-        match self.store.hit_rate_limit(&principal.org, &principal.sub, self.per_minute, now).await {
+        match self.store.hit_rate_limit(&principal.org, &principal.sub, per_minute, now).await {
             Ok(decision) => {
                 remember(&self.seen, &key, now, &decision);
                 verdict(&decision)
@@ -105,7 +121,8 @@ impl RateLimiter {
     /// Starts counting a read without waiting for it; refuses at once a
     /// budget this container already knows to be spent in this window.
     pub fn admit_read(&self, principal: &Principal) -> Result<Option<Counting>, NotAdmitted> {
-        if self.per_minute == 0 {
+        let per_minute = self.budget_of(principal);
+        if per_minute == 0 {
             return Ok(None);
         }
         let key = budget(principal);
@@ -115,14 +132,13 @@ impl RateLimiter {
         if known.is_some_and(|s| s.exhausted) {
             let decision = RateDecision {
                 allowed: false,
-                limit: self.per_minute,
+                limit: per_minute,
                 remaining: 0,
                 reset_secs: window + WINDOW_SECS - now,
             };
             verdict(&decision)?;
         }
-        let (store, org, sub, limit) =
-            (self.store.clone(), principal.org.clone(), principal.sub.clone(), self.per_minute);
+        let (store, org, sub, limit) = (self.store.clone(), principal.org.clone(), principal.sub.clone(), per_minute);
         let task = tokio::spawn(async move { store.hit_rate_limit(&org, &sub, limit, now).await });
         Ok(Some(Counting { key, limit, now, task: Some(task), seen: Arc::clone(&self.seen) }))
     }

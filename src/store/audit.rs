@@ -1,5 +1,5 @@
-//! The audit trail: one record per change, in the workspace's partition
-//! (`AUD#{id}`), kept `RETENTION_SECS` by the table's TTL. A change writes
+//! The audit trail: one record per change, in the write shard of the
+//! workspace its id names (`AUD#{id}`; listed over every shard), kept `RETENTION_SECS` by the table's TTL. A change writes
 //! its record inside its own transaction (`audit_put`), so neither exists
 //! without the other; a refused change, which changed nothing, writes its
 //! record alone (`put_audit`).
@@ -8,7 +8,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 
 use super::items::{Item, Keys, ListQuery, Page, Position, to_item};
 use super::keys::{self, TTL};
-use super::writes::{put, ws_pk};
+use super::writes::{home, put, shard_pks};
 use super::{Store, StoreError, s};
 use crate::domain::Tenant;
 use crate::domain::records::AuditRecord;
@@ -29,7 +29,7 @@ pub struct AuditFilter {
 }
 
 fn audit_item(t: &Tenant, record: &AuditRecord) -> Result<Item, StoreError> {
-    let mut item = to_item(Keys::new(ws_pk(t), keys::audit(&record.id)), record)?;
+    let mut item = to_item(Keys::new(home(t, &record.id), keys::audit(&record.id)), record)?;
     let expires = crate::sys::unix_now().saturating_add(RETENTION_SECS);
     item.insert(TTL.into(), AttributeValue::N(expires.to_string()));
     Ok(item)
@@ -56,7 +56,7 @@ impl Store {
             record: AuditRecord,
             expires_at: u64,
         }
-        let found = self.get::<Stored>(ws_pk(t), keys::audit(id)).await?;
+        let found = self.get::<Stored>(home(t, id), keys::audit(id)).await?;
         Ok(found.filter(|s| s.expires_at > crate::sys::unix_now()).map(|s| s.record))
     }
 
@@ -72,19 +72,22 @@ impl Store {
         // `~` sorts after every character of an id.
         let lo = keys::audit(filter.since.as_deref().unwrap_or(""));
         let hi = format!("{}~", keys::audit(filter.until.as_deref().unwrap_or("")));
-        let mut q = ListQuery::base(ws_pk(t), keys::AUDIT_PREFIX.to_owned()).within(lo, hi);
-        q.newest_first = true;
-        q.and("#exp > :now");
-        q.name("#exp", TTL);
-        q.value(":now", AttributeValue::N(crate::sys::unix_now().to_string()));
-        if let Some(subject) = &filter.subject {
-            q.and("subject = :subject");
-            q.value(":subject", s(subject.clone()));
-        }
-        if let Some(target) = &filter.target_id {
-            q.and("target_id = :target");
-            q.value(":target", s(target.clone()));
-        }
-        self.list(&q, limit, start).await
+        let query = |pk: String| {
+            let mut q = ListQuery::base(pk, keys::AUDIT_PREFIX.to_owned()).within(lo.clone(), hi.clone());
+            q.newest_first = true;
+            q.and("#exp > :now");
+            q.name("#exp", TTL);
+            q.value(":now", AttributeValue::N(crate::sys::unix_now().to_string()));
+            if let Some(subject) = &filter.subject {
+                q.and("subject = :subject");
+                q.value(":subject", s(subject.clone()));
+            }
+            if let Some(target) = &filter.target_id {
+                q.and("target_id = :target");
+                q.value(":target", s(target.clone()));
+            }
+            q
+        };
+        self.list_shards(shard_pks(t).into_iter().map(query).collect(), limit, start).await
     }
 }

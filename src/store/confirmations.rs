@@ -1,8 +1,10 @@
-//! Single-use markers: a confirmation's nonce is consumed once.
+//! Single-use markers: a confirmation's nonce is consumed once. A marker
+//! lives in the workspace's write shard of its key's hash (and, for a while
+//! after the shard count changes, is also looked for under the previous one).
 
 use super::items::Item;
 use super::keys::{self, PK, SK};
-use super::writes::ws_pk;
+use super::writes::keyed_homes;
 use super::{Store, StoreError, s};
 use crate::domain::Tenant;
 
@@ -10,11 +12,21 @@ impl Store {
     /// Records that `key` was used; false when it had been already (until
     /// `expires_at`, unix seconds). One conditional write.
     pub async fn use_once(&self, t: &Tenant, key: &str, expires_at: u64) -> Result<bool, StoreError> {
-        let mut item = Item::new();
-        item.insert(PK.into(), s(ws_pk(t)));
-        item.insert(SK.into(), s(keys::once(key)));
-        item.insert(keys::TTL.into(), super::n(expires_at));
         let now = crate::sys::unix_now();
+        let sk = keys::once(key);
+        let (pk, elsewhere) = keyed_homes(t, &sk);
+        if let Some(old) = elsewhere
+            && let Some(found) = self.item(old, sk.clone()).await?
+        {
+            let expired = matches!(found.get(keys::TTL), Some(aws_sdk_dynamodb::types::AttributeValue::N(n)) if n.parse::<u64>().is_ok_and(|e| e < now));
+            if !expired {
+                return Ok(false);
+            }
+        }
+        let mut item = Item::new();
+        item.insert(PK.into(), s(pk));
+        item.insert(SK.into(), s(sk));
+        item.insert(keys::TTL.into(), super::n(expires_at));
         let result = self
             .client()
             .put_item()

@@ -1,20 +1,20 @@
-//! Webhook delivery attempts (newest first per webhook) and the event body
-//! each sent, for resends.
+//! Webhook delivery attempts (newest first per webhook, merged over the
+//! workspace's write shards) and the event body each sent, for resends.
 
 use super::items::{Keys, ListQuery, Page, Position, to_item};
 use super::keys::{self};
-use super::writes::ws_pk;
+use super::writes::{home, shard_pks};
 use super::{Store, StoreError, s};
 use crate::domain::Tenant;
 use crate::domain::records::Delivery;
 
 impl Store {
     pub async fn get_delivery(&self, t: &Tenant, id: &str) -> Result<Option<Delivery>, StoreError> {
-        self.get::<Delivery>(ws_pk(t), keys::delivery(id)).await
+        self.get::<Delivery>(home(t, id), keys::delivery(id)).await
     }
 
     pub async fn put_delivery(&self, t: &Tenant, delivery: &Delivery, payload: &str) -> Result<(), StoreError> {
-        let pk = ws_pk(t);
+        let pk = home(t, &delivery.id);
         let keys = Keys::new(pk.clone(), keys::delivery(&delivery.id)).with_gsi1(
             keys::deliveries_index(&pk, &delivery.webhook_id),
             keys::timeline(&delivery.created_at, &delivery.id),
@@ -31,7 +31,7 @@ impl Store {
         struct Payload {
             payload: String,
         }
-        Ok(self.get::<Payload>(ws_pk(t), keys::delivery(id)).await?.map(|p| p.payload))
+        Ok(self.get::<Payload>(home(t, id), keys::delivery(id)).await?.map(|p| p.payload))
     }
 
     pub async fn list_deliveries(
@@ -41,11 +41,10 @@ impl Store {
         limit: usize,
         start: Option<Position>,
     ) -> Result<Page<Delivery>, StoreError> {
-        self.list(
-            &ListQuery::gsi1(keys::deliveries_index(&ws_pk(t), webhook_id), ws_pk(t), &keys::delivery("")),
-            limit,
-            start,
-        )
-        .await
+        let queries = shard_pks(t)
+            .into_iter()
+            .map(|pk| ListQuery::gsi1(keys::deliveries_index(&pk, webhook_id), pk, &keys::delivery("")))
+            .collect();
+        self.list_shards(queries, limit, start).await
     }
 }

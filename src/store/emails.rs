@@ -4,7 +4,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
 
 use super::items::{Item, Keys, ListQuery, Page, Position, to_item};
 use super::keys::{self};
-use super::writes::{Audit, built, put, ws_pk};
+use super::writes::{Audit, built, home, put, shard_pks};
 use super::{Store, StoreError, s};
 use crate::domain::Tenant;
 use crate::domain::records::{Email, EmailStatus, Job};
@@ -26,7 +26,7 @@ pub struct EmailFilter {
 
 impl Store {
     fn email_item(t: &Tenant, email: &Email) -> Result<Item, StoreError> {
-        let pk = ws_pk(t);
+        let pk = home(t, &email.id);
         let keys = Keys::new(pk.clone(), keys::email(&email.id));
         let keys = if email.deleted_at.is_none() {
             keys.with_gsi1(keys::emails_index(&pk), keys::timeline(&email.received_at, &email.id))
@@ -39,7 +39,7 @@ impl Store {
     }
 
     pub async fn get_email(&self, t: &Tenant, id: &str) -> Result<Option<Email>, StoreError> {
-        Ok(self.get::<Email>(ws_pk(t), keys::email(id)).await?.filter(|e| e.deleted_at.is_none()))
+        Ok(self.get::<Email>(home(t, id), keys::email(id)).await?.filter(|e| e.deleted_at.is_none()))
     }
 
     pub async fn list_emails(
@@ -49,28 +49,34 @@ impl Store {
         limit: usize,
         start: Option<Position>,
     ) -> Result<Page<Email>, StoreError> {
-        let mut q = ListQuery::gsi1(keys::emails_index(&ws_pk(t)), ws_pk(t), &keys::email(""));
-        if filter.after.is_some() || filter.before.is_some() {
-            // `#` sorts after every character of a timestamp, `~` after `#`.
-            // Key values cannot be empty: "0" sorts before every timestamp.
-            let lo = filter.after.clone().unwrap_or_else(|| "0".to_owned());
-            let hi = filter.before.as_ref().map_or_else(|| "~".to_owned(), |b| format!("{b}#~"));
-            q.between = Some((lo, hi));
-        }
-        if let Some(inbox) = &filter.inbox_id {
-            q.and("inbox_id = :inbox");
-            q.value(":inbox", s(inbox.clone()));
-        }
-        if let Some(status) = &filter.status {
-            q.and("#status = :status");
-            q.name("#status", "status");
-            q.value(":status", s(status.as_str()));
-        }
-        if let Some(from) = &filter.from {
-            q.and("from_lc = :from");
-            q.value(":from", s(from.to_lowercase()));
-        }
-        self.list(&q, limit, start).await
+        let queries = shard_pks(t)
+            .into_iter()
+            .map(|pk| {
+                let mut q = ListQuery::gsi1(keys::emails_index(&pk), pk, &keys::email(""));
+                if filter.after.is_some() || filter.before.is_some() {
+                    // `#` sorts after every character of a timestamp, `~` after `#`.
+                    // Key values cannot be empty: "0" sorts before every timestamp.
+                    let lo = filter.after.clone().unwrap_or_else(|| "0".to_owned());
+                    let hi = filter.before.as_ref().map_or_else(|| "~".to_owned(), |b| format!("{b}#~"));
+                    q.between = Some((lo, hi));
+                }
+                if let Some(inbox) = &filter.inbox_id {
+                    q.and("inbox_id = :inbox");
+                    q.value(":inbox", s(inbox.clone()));
+                }
+                if let Some(status) = &filter.status {
+                    q.and("#status = :status");
+                    q.name("#status", "status");
+                    q.value(":status", s(status.as_str()));
+                }
+                if let Some(from) = &filter.from {
+                    q.and("from_lc = :from");
+                    q.value(":from", s(from.to_lowercase()));
+                }
+                q
+            })
+            .collect();
+        self.list_shards(queries, limit, start).await
     }
 
     /// Writes an e-mail as it is now (demo data).
@@ -169,8 +175,18 @@ impl Store {
     pub async fn count_emails(&self, t: &Tenant) -> Result<EmailCounts, StoreError> {
         const MAX_PAGES: usize = 10;
         let mut counts = EmailCounts::default();
+        for pk in shard_pks(t) {
+            if !self.count_shard(&pk, MAX_PAGES, &mut counts).await? {
+                counts.truncated = true;
+            }
+        }
+        Ok(counts)
+    }
+
+    /// Counts one shard's e-mails into `counts`; false when `pages` ran out first.
+    async fn count_shard(&self, pk: &str, pages: usize, counts: &mut EmailCounts) -> Result<bool, StoreError> {
         let mut start = None;
-        for _ in 0..MAX_PAGES {
+        for _ in 0..pages {
             let out = self
                 .client()
                 .query()
@@ -179,7 +195,7 @@ impl Store {
                 .key_condition_expression("#kp = :kp")
                 .expression_attribute_names("#kp", keys::GSI1_PK)
                 .expression_attribute_names("#st", "status")
-                .expression_attribute_values(":kp", s(keys::emails_index(&ws_pk(t))))
+                .expression_attribute_values(":kp", s(keys::emails_index(pk)))
                 .projection_expression("inbox_id, #st")
                 .set_exclusive_start_key(start.take())
                 .send()
@@ -192,11 +208,10 @@ impl Store {
                 *counts.by_inbox.entry(field("inbox_id")).or_default().entry(field("status")).or_default() += 1;
             }
             match out.last_evaluated_key {
-                None => return Ok(counts),
+                None => return Ok(true),
                 Some(key) => start = Some(key),
             }
         }
-        counts.truncated = true;
-        Ok(counts)
+        Ok(false)
     }
 }

@@ -1,12 +1,15 @@
 //! `Idempotency-Key` records: the first response to a write is kept (24 h)
 //! and replayed for a repeat with the same key and body. A marker is written
 //! before the operation runs, so two concurrent requests with one key cannot
-//! both run it.
+//! both run it. A record lives in the workspace's write shard of its key's
+//! hash; for a while after the shard count changes it is also looked for
+//! where the previous count put it (`crate::domain::shards`).
 
 use serde::{Deserialize, Serialize};
 
 use super::items::{Keys, to_item};
 use super::keys::{self, PK, SK, TTL};
+use super::writes::keyed_homes;
 use super::{Store, StoreError, s};
 use crate::domain::Tenant;
 use crate::sys::unix_now;
@@ -60,8 +63,17 @@ impl Store {
         fingerprint: &str,
     ) -> Result<KeyState, StoreError> {
         let now = unix_now();
-        let pk = keys::ws(&t.org, &t.workspace);
         let sk = keys::idempotency(sub, key);
+        let (pk, elsewhere) = keyed_homes(t, &sk);
+        if let Some(old) = elsewhere
+            && let Some(existing) = self.get::<Record>(old, sk.clone()).await?.filter(|r| r.expires_at >= now)
+        {
+            return Ok(match existing.response {
+                _ if existing.fingerprint != fingerprint => KeyState::Mismatch,
+                Some(response) => KeyState::Replay(response),
+                None => KeyState::InProgress,
+            });
+        }
         let record = Record { fingerprint: fingerprint.to_owned(), response: None, expires_at: now + IN_PROGRESS_SECS };
         let put = self
             .client()
@@ -103,7 +115,8 @@ impl Store {
             response: Some(response.clone()),
             expires_at: unix_now() + RETENTION_SECS,
         };
-        let item = to_item(Keys::new(keys::ws(&t.org, &t.workspace), keys::idempotency(sub, key)), &record)?;
+        let sk = keys::idempotency(sub, key);
+        let item = to_item(Keys::new(keyed_homes(t, &sk).0, sk), &record)?;
         self.client().put_item().table_name(self.table()).set_item(Some(item)).send().await?;
         Ok(())
     }
@@ -113,7 +126,7 @@ impl Store {
         self.client()
             .delete_item()
             .table_name(self.table())
-            .key(PK, s(keys::ws(&t.org, &t.workspace)))
+            .key(PK, s(keyed_homes(t, &keys::idempotency(sub, key)).0))
             .key(SK, s(keys::idempotency(sub, key)))
             .send()
             .await?;

@@ -18,6 +18,18 @@ pub struct InboxFilter {
 }
 
 impl Store {
+    /// `get_inbox` for ingestion, kept `cache::CONFIG_CACHE_SECS` (every
+    /// ingestion reads its inbox).
+    pub async fn inbox_for_ingestion(&self, t: &Tenant, id: &str) -> Result<Option<Inbox>, StoreError> {
+        let pk = ws_pk(t);
+        if let Some(inbox) = self.cache.inbox(&pk, id) {
+            return Ok(inbox);
+        }
+        let inbox = self.get_inbox(t, id).await?;
+        self.cache.keep_inbox(&pk, id, inbox.clone());
+        Ok(inbox)
+    }
+
     pub async fn get_inbox(&self, t: &Tenant, id: &str) -> Result<Option<Inbox>, StoreError> {
         Ok(self.get::<Inbox>(ws_pk(t), keys::inbox(id)).await?.filter(|i| i.deleted_at.is_none()))
     }
@@ -72,6 +84,7 @@ impl Store {
 
     /// Writes a new inbox unless one with its id exists; false when it does.
     pub async fn insert_inbox(&self, t: &Tenant, inbox: &Inbox, audit: Option<&Audit<'_>>) -> Result<bool, StoreError> {
+        self.cache.forget(&ws_pk(t));
         self.insert_new(t, Self::inbox_item(t, inbox)?, audit).await
     }
 
@@ -88,11 +101,13 @@ impl Store {
         previous: Option<&str>,
         audit: &Audit<'_>,
     ) -> Result<(), StoreError> {
+        self.cache.forget(&ws_pk(t));
         self.replace_live(t, Self::inbox_item(t, inbox)?, previous, audit).await
     }
 
     /// Soft-deletes an inbox and frees its slug, in one transaction.
     pub async fn delete_inbox(&self, t: &Tenant, inbox: &Inbox, audit: &Audit<'_>) -> Result<(), StoreError> {
+        self.cache.forget(&ws_pk(t));
         let mut deleted = inbox.clone();
         deleted.deleted_at = Some(deleted.updated_at.clone());
         let release = built(

@@ -5,6 +5,12 @@
 //! is no filter; with a filter, further queries until the page is full or the
 //! partition ends (at most `MAX_QUERIES`). The next cursor is the key of the
 //! last item returned, so nothing is skipped or repeated between pages.
+//!
+//! A list over a workspace's write shards (`list_shards`) runs one such query
+//! per shard, all at once, and merges them by the sort key; its position is
+//! the sort key of the last item returned (`{"after": …}`), and each shard
+//! resumes strictly past it. A shard that stopped early (its query budget
+//! spent) bounds the page: only keys every shard has read past are returned.
 
 use std::collections::HashMap;
 
@@ -55,7 +61,11 @@ pub fn from_item<T: DeserializeOwned>(item: Item) -> Result<T, StoreError> {
     serde_dynamo::from_item(item).map_err(|e| StoreError::Corrupt(e.to_string()))
 }
 
+/// The position attribute of a list merged over shards.
+const AFTER: &str = "after";
+
 /// A list query: the partition, an optional sort-key condition and filter.
+#[derive(Clone)]
 pub struct ListQuery {
     pub use_gsi1: bool,
     pub partition: String,
@@ -148,6 +158,25 @@ impl ListQuery {
     }
 }
 
+/// `query` narrowed to the sort keys strictly past `after` in its order
+/// (the bound is inclusive in DynamoDB; the item at it is dropped when merged).
+fn past(mut query: ListQuery, after: Option<&str>) -> ListQuery {
+    let Some(after) = after else { return query };
+    let (lo, hi) = match (query.between.take(), query.prefix.take()) {
+        (Some(range), _) => range,
+        // Every key with the prefix: from the prefix to it followed by the highest character.
+        (None, Some(prefix)) => (prefix.clone(), format!("{prefix}\u{10ffff}")),
+        (None, None) => ("0".to_owned(), "\u{10ffff}".to_owned()),
+    };
+    query.between = Some(if query.newest_first {
+        (lo.clone(), if after < hi.as_str() { after.to_owned() } else { hi }.max(lo))
+    } else {
+        let lo = if after > lo.as_str() { after.to_owned() } else { lo };
+        (lo.clone(), hi.max(lo))
+    });
+    query
+}
+
 pub struct Page<T> {
     pub items: Vec<T>,
     pub next: Option<Position>,
@@ -171,6 +200,82 @@ impl Store {
         limit: usize,
         start: Option<Position>,
     ) -> Result<Page<T>, StoreError> {
+        let page = self.list_items(query, limit, start).await?;
+        let items = page.items.into_iter().map(from_item).collect::<Result<Vec<T>, _>>()?;
+        Ok(Page { items, next: page.next })
+    }
+
+    /// `list` over the write shards of a workspace, one query per shard
+    /// (`queries`, alike but for their partition), merged by the sort key.
+    /// With one shard, exactly `list`.
+    pub async fn list_shards<T: DeserializeOwned>(
+        &self,
+        queries: Vec<ListQuery>,
+        limit: usize,
+        start: Option<Position>,
+    ) -> Result<Page<T>, StoreError> {
+        let Some(first) = queries.first() else { return Ok(Page { items: Vec::new(), next: None }) };
+        if queries.len() == 1 {
+            return self.list(first, limit, start).await;
+        }
+        let sort_attr = if first.use_gsi1 { GSI1_SK } else { SK };
+        let newest_first = first.newest_first;
+        let after = match start {
+            None => None,
+            Some(position) => match position.get(AFTER) {
+                Some(key) if position.len() == 1 && !key.is_empty() && key.len() <= 1024 => Some(key.clone()),
+                // A cursor from before the workspace had several shards: a
+                // position in shard 0's list goes on from its sort key.
+                _ if first.admits(&position) => position.get(sort_attr).cloned(),
+                _ => return Err(StoreError::InvalidPosition),
+            },
+        };
+        let narrowed: Vec<ListQuery> = queries.into_iter().map(|q| past(q, after.as_deref())).collect();
+        let pages =
+            futures_util::future::try_join_all(narrowed.iter().map(|q| self.list_items(q, limit, None))).await?;
+        let key_of = |item: &Item| match item.get(sort_attr) {
+            Some(AttributeValue::S(k)) => k.clone(),
+            _ => String::new(),
+        };
+        // Past `after` in the list's order.
+        let beyond = |key: &str, bound: &str| if newest_first { key < bound } else { key > bound };
+        let mut frontier: Option<String> = None;
+        let mut merged: Vec<(String, Item)> = Vec::new();
+        for page in pages {
+            if let Some(next) = page.next.as_ref().and_then(|p| p.get(sort_attr)) {
+                // The most restrictive frontier: the one least far along.
+                if frontier.as_deref().is_none_or(|f| beyond(f, next)) {
+                    frontier = Some(next.clone());
+                }
+            }
+            merged.extend(
+                page.items
+                    .into_iter()
+                    .map(|item| (key_of(&item), item))
+                    .filter(|(key, _)| after.as_deref().is_none_or(|a| beyond(key, a))),
+            );
+        }
+        merged.sort_by(|a, b| if newest_first { b.0.cmp(&a.0) } else { a.0.cmp(&b.0) });
+        if let Some(f) = &frontier {
+            merged.retain(|(key, _)| key == f || !beyond(key, f));
+        }
+        let next = if merged.len() > limit {
+            merged.truncate(limit);
+            merged.last().map(|(key, _)| key.clone())
+        } else {
+            frontier
+        };
+        let items = merged.into_iter().map(|(_, item)| from_item(item)).collect::<Result<Vec<T>, _>>()?;
+        Ok(Page { items, next: next.map(|key| Position::from([(AFTER.to_owned(), key)])) })
+    }
+
+    /// `list`, with the items as stored.
+    pub async fn list_items(
+        &self,
+        query: &ListQuery,
+        limit: usize,
+        start: Option<Position>,
+    ) -> Result<Page<Item>, StoreError> {
         let (pk_attr, sk_attr) = if query.use_gsi1 { (GSI1_PK, GSI1_SK) } else { (PK, SK) };
         let mut condition = "#kp = :kp".to_owned();
         if query.prefix.is_some() {
@@ -250,8 +355,7 @@ impl Store {
         } else {
             None
         };
-        let items = kept.into_iter().map(from_item).collect::<Result<Vec<T>, _>>()?;
-        Ok(Page { items, next })
+        Ok(Page { items: kept, next })
     }
 
     pub async fn get<T: DeserializeOwned>(&self, pk: String, sk: String) -> Result<Option<T>, StoreError> {

@@ -1,14 +1,15 @@
-//! Jobs: written with the change they are about, leased by one runner at a
-//! time, finished with their outcome. Queued jobs are also in the sparse queue
-//! index (the local runner reads it); every job item names its tenant (the
-//! stream worker reads it).
+//! Jobs: written with the change they are about (in the write shard their
+//! id names), leased by one runner at a time, finished with their outcome.
+//! Every job item names its tenant: the stream worker reads it on AWS, and
+//! the local runner finds queued jobs by scanning its local table (no key is
+//! shared by every tenant's jobs).
 
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, TransactWriteItem, Update};
 
 use super::emails::PENDING_JOB;
 use super::items::{Item, Keys, from_item, to_item};
 use super::keys::{self, PK, SK};
-use super::writes::{Audit, built, put, ws_pk};
+use super::writes::{Audit, built, home, put};
 use super::{Store, StoreError, s};
 use crate::domain::Tenant;
 use crate::domain::records::{EmailStatus, Job, JobKind, JobStatus};
@@ -31,15 +32,10 @@ const PENDING_ON: &str = "attribute_not_exists(deleted_at) AND #st = :processing
 const RESTORE: &str = "restore_status";
 
 impl Store {
-    /// A job item: queued jobs are also in the queue index (for the local
-    /// runner), and every job names its tenant (for the stream worker).
+    /// A job item, in its shard; every job names its tenant (for the stream
+    /// worker and the local runner).
     pub(super) fn job_item(t: &Tenant, job: &Job) -> Result<Item, StoreError> {
-        let keys = Keys::new(ws_pk(t), keys::job(&job.id));
-        let keys = if job.status == JobStatus::Queued {
-            keys.with_gsi1(keys::QUEUE, keys::timeline(&job.created_at, &job.id))
-        } else {
-            keys
-        };
+        let keys = Keys::new(home(t, &job.id), keys::job(&job.id));
         let mut item = to_item(keys, job)?;
         item.insert("org_id".into(), s(t.org.as_str()));
         item.insert("workspace_id".into(), s(t.workspace.as_str()));
@@ -70,7 +66,7 @@ impl Store {
             .client()
             .get_item()
             .table_name(self.table())
-            .key(PK, s(ws_pk(t)))
+            .key(PK, s(home(t, id)))
             .key(SK, s(keys::job(id)))
             .consistent_read(true)
             .send()
@@ -130,9 +126,9 @@ impl Store {
         let cancel = built(
             Update::builder()
                 .table_name(self.table())
-                .key(PK, s(ws_pk(t)))
+                .key(PK, s(home(t, id)))
                 .key(SK, s(keys::job(id)))
-                .update_expression("SET #st = :cancelled, updated_at = :at REMOVE gsi1pk, gsi1sk")
+                .update_expression("SET #st = :cancelled, updated_at = :at")
                 .condition_expression("#st = :queued")
                 .expression_attribute_names("#st", "status")
                 .expression_attribute_values(":cancelled", s(JobStatus::Cancelled.as_str()))
@@ -150,7 +146,7 @@ impl Store {
         let email = built(
             Update::builder()
                 .table_name(self.table())
-                .key(PK, s(ws_pk(t)))
+                .key(PK, s(home(t, &job.subject_id)))
                 .key(SK, s(keys::email(&job.subject_id)))
                 .update_expression("SET #st = :restore, updated_at = :at REMOVE #pending")
                 .condition_expression(PENDING_ON)
@@ -207,9 +203,9 @@ impl Store {
             .client()
             .update_item()
             .table_name(self.table())
-            .key(PK, s(ws_pk(t)))
+            .key(PK, s(home(t, id)))
             .key(SK, s(keys::job(id)))
-            .update_expression("SET #st = :running, attempts = attempts + :one, lease_until = :lease, updated_at = :at REMOVE gsi1pk, gsi1sk")
+            .update_expression("SET #st = :running, attempts = attempts + :one, lease_until = :lease, updated_at = :at")
             .condition_expression("#st = :queued OR (#st = :running AND lease_until < :now)")
             .expression_attribute_names("#st", "status")
             .expression_attribute_values(":running", s(JobStatus::Running.as_str()))
@@ -230,37 +226,48 @@ impl Store {
         }
     }
 
-    /// Queued jobs of every tenant, oldest first (the local runner's view):
-    /// tenant, id and when each was created.
-    pub async fn queued_jobs(&self, limit: i32) -> Result<Vec<(Tenant, String, String)>, StoreError> {
-        let out = self
-            .client()
-            .query()
-            .table_name(self.table())
-            .index_name(keys::GSI1)
-            .key_condition_expression("#kp = :q")
-            .expression_attribute_names("#kp", keys::GSI1_PK)
-            .expression_attribute_values(":q", s(keys::QUEUE))
-            .limit(limit)
-            .send()
-            .await?;
+    /// Queued jobs of every tenant (the local runner's view): tenant, id and
+    /// when each was created, oldest first. A scan of the local table, never
+    /// run on AWS (the stream feeds the worker there).
+    pub async fn queued_jobs(&self, limit: usize) -> Result<Vec<(Tenant, String, String)>, StoreError> {
         let mut jobs = Vec::new();
-        for item in out.items.unwrap_or_default() {
-            let text = |n: &str| match item.get(n) {
-                Some(AttributeValue::S(v)) => Some(v.clone()),
-                _ => None,
-            };
-            let org = text("org_id").and_then(|o| crate::domain::OrgId::parse(&o));
-            let ws = text("workspace_id").and_then(|w| crate::domain::WorkspaceId::parse(&w));
-            if let (Some(org), Some(workspace), Some(id)) = (org, ws, text("id")) {
-                let created_at = text("created_at").unwrap_or_default();
-                jobs.push((Tenant::new(org, workspace, crate::domain::Role::Viewer), id, created_at));
+        let mut start = None;
+        loop {
+            let out = self
+                .client()
+                .scan()
+                .table_name(self.table())
+                .filter_expression("begins_with(#sk, :job) AND #st = :queued")
+                .expression_attribute_names("#sk", SK)
+                .expression_attribute_names("#st", "status")
+                .expression_attribute_values(":job", s(keys::JOB_PREFIX))
+                .expression_attribute_values(":queued", s(JobStatus::Queued.as_str()))
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await?;
+            for item in out.items.unwrap_or_default() {
+                let text = |n: &str| match item.get(n) {
+                    Some(AttributeValue::S(v)) => Some(v.clone()),
+                    _ => None,
+                };
+                let org = text("org_id").and_then(|o| crate::domain::OrgId::parse(&o));
+                let ws = text("workspace_id").and_then(|w| crate::domain::WorkspaceId::parse(&w));
+                if let (Some(org), Some(workspace), Some(id)) = (org, ws, text("id")) {
+                    let created_at = text("created_at").unwrap_or_default();
+                    jobs.push((Tenant::new(org, workspace, crate::domain::Role::Viewer), id, created_at));
+                }
+            }
+            match out.last_evaluated_key {
+                Some(key) if !key.is_empty() => start = Some(key),
+                _ => break,
             }
         }
+        jobs.sort_by(|a, b| a.2.cmp(&b.2));
+        jobs.truncate(limit);
         Ok(jobs)
     }
 
     pub async fn get_job(&self, t: &Tenant, id: &str) -> Result<Option<Job>, StoreError> {
-        self.get::<Job>(ws_pk(t), keys::job(id)).await
+        self.get::<Job>(home(t, id), keys::job(id)).await
     }
 }

@@ -22,28 +22,33 @@
 //! partition, `ORGADMIN#` in the organization's).
 //! | rate-limit window (one per person and minute) | `T#{org}#RL#{sub}` | `W#{window start, unix seconds}` |
 //!
-//! Everything a workspace owns lives in its partition `T#{org}#W#{ws}`:
+//! Everything a workspace owns lives in its partition `T#{org}#W#{ws}` —
+//! its write-heavy records in one of its write shards (`crate::domain::shards`):
+//! shard 0 is that partition itself, shard `n` is `T#{org}#W#{ws}#S{n}`. A
+//! record made by id is in the shard its id names (`ids::shard_of`); an
+//! idempotency record or single-use marker in the shard of its key's hash.
 //!
-//! | Item | sk | gsi1pk / gsi1sk |
-//! |---|---|---|
-//! | inbox | `INB#{id}` | — |
-//! | slug reservation (one inbox per slug) | `SLUG#{slug}` | — |
-//! | allowed sender | `SND#{inbox}#{sender}` | — |
-//! | e-mail | `EML#{id}` | `{ws pk}#EML` / `{received_at}#{id}` (removed on delete) |
-//! | webhook | `WHK#{id}` | — |
-//! | URL reservation (one webhook per URL) | `URL#{sha256(url)}` | — |
-//! | delivery | `DLV#{id}` | `{ws pk}#WHK#{webhook}#DLV` / `{created_at}#{id}` |
-//! | job | `JOB#{id}` | `QUEUE` / `{created_at}#{id}` while queued |
-//! | idempotency record | `IDEM#{sub}#{key}` | — |
-//! | single-use marker (a consumed confirmation) | `ONCE#{key}` | — |
-//! | audit record (kept 400 days) | `AUD#{id}` (ids sort by time) | — |
-//! | member, listed | `MEMBER#{sub}` | — |
-//! | mail pipeline registration, listed | `PIPELINE#{sub}` | — |
+//! | Item | partition | sk | gsi1pk / gsi1sk |
+//! |---|---|---|---|
+//! | inbox | workspace | `INB#{id}` | — |
+//! | slug reservation (one inbox per slug) | workspace | `SLUG#{slug}` | — |
+//! | allowed sender | workspace | `SND#{inbox}#{sender}` | — |
+//! | e-mail | its shard | `EML#{id}` | `{shard}#EML` / `{received_at}#{id}` (removed on delete) |
+//! | webhook | workspace | `WHK#{id}` | — |
+//! | URL reservation (one webhook per URL) | workspace | `URL#{sha256(url)}` | — |
+//! | delivery | its shard | `DLV#{id}` | `{shard}#WHK#{webhook}#DLV` / `{created_at}#{id}` |
+//! | job | its shard | `JOB#{id}` | — |
+//! | idempotency record | its key's shard | `IDEM#{sub}#{key}` | — |
+//! | single-use marker (a consumed confirmation) | its key's shard | `ONCE#{key}` | — |
+//! | audit record (kept 400 days) | its shard | `AUD#{id}` (ids sort by time) | — |
+//! | member, listed | workspace | `MEMBER#{sub}` | — |
+//! | mail pipeline registration, listed | workspace | `PIPELINE#{sub}` | — |
 //!
-//! The queue index is sparse: a job leaves it when a runner claims it. It is
-//! how the local runner finds work; on AWS the worker is fed by the stream.
+//! No key is shared by tenants: on AWS the table's stream feeds the worker,
+//! and the local runner finds queued jobs by scanning its local table.
 //!
-//! Lists that must be newest first (e-mails, deliveries) read `gsi1` backwards;
+//! Lists that must be newest first (e-mails, deliveries) read `gsi1` backwards,
+//! one query per shard, merged;
 //! a soft-deleted e-mail loses its `gsi1` keys and so leaves the list without a
 //! filter. Inboxes and webhooks are few per workspace and listed from the
 //! base table with a filter on `deleted_at`.
@@ -127,6 +132,12 @@ pub fn rate_pk(org: &OrgId, sub: &str) -> String {
     format!("T#{org}#RL#{}", escape(sub))
 }
 
+/// Counter `counter` of a principal's windows: counter 0 is `rate_pk`, the
+/// others keys of their own (`store::rate_limit`: a big budget is split).
+pub fn rate_counter_pk(org: &OrgId, sub: &str, counter: u32) -> String {
+    if counter == 0 { rate_pk(org, sub) } else { format!("{}#{counter}", rate_pk(org, sub)) }
+}
+
 pub fn rate_sk(window_start: u64) -> String {
     format!("W#{window_start}")
 }
@@ -139,6 +150,11 @@ pub fn authz(kind: &str, id: &str) -> String {
 /// The partition of everything a workspace owns.
 pub fn ws(org: &OrgId, ws: &WorkspaceId) -> String {
     format!("T#{org}#W#{ws}")
+}
+
+/// Write shard `shard` of a workspace: shard 0 is its partition.
+pub fn ws_shard(org: &OrgId, ws: &WorkspaceId, shard: u16) -> String {
+    if shard == 0 { self::ws(org, ws) } else { format!("T#{org}#W#{ws}#S{shard}") }
 }
 
 pub fn inbox(id: &str) -> String {
@@ -185,8 +201,7 @@ pub fn deliveries_index(ws_pk: &str, webhook_id: &str) -> String {
     format!("{ws_pk}#WHK#{webhook_id}#DLV")
 }
 
-/// The queue index partition (sparse: queued jobs only).
-pub const QUEUE: &str = "QUEUE";
+pub const JOB_PREFIX: &str = "JOB#";
 
 pub fn job(id: &str) -> String {
     format!("JOB#{id}")

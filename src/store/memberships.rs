@@ -5,7 +5,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use super::items::Item;
 use super::keys::{self, PK, SK};
 use super::{Store, StoreError, get_s, s};
-use crate::domain::{OrgId, Role, Tenant, WorkspaceId};
+use crate::domain::{OrgId, Role, Shards, Tenant, WorkspaceId};
 
 /// An organization's workspaces, as every request's resolution reads them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -14,6 +14,36 @@ pub struct OrgWorkspaces {
     pub exists: bool,
     pub all: Vec<WorkspaceId>,
     pub archived: Vec<WorkspaceId>,
+    /// The write shards of workspaces that have more than one.
+    pub shards: std::collections::BTreeMap<WorkspaceId, Shards>,
+}
+
+/// The organization item's `write_shards` map: workspace id → `{count, previous, changed_at}`.
+pub(super) const WRITE_SHARDS: &str = "write_shards";
+
+/// One workspace's entry of `write_shards`, when well-formed.
+pub(super) fn shards_of(value: &AttributeValue) -> Option<Shards> {
+    let AttributeValue::M(fields) = value else { return None };
+    let number = |name: &str| match fields.get(name) {
+        Some(AttributeValue::N(n)) => n.parse::<u64>().ok(),
+        _ => None,
+    };
+    let count = u16::try_from(number("count")?).ok()?;
+    let previous = u16::try_from(number("previous")?).ok()?;
+    Some(Shards { count, previous, changed_at: number("changed_at")? })
+}
+
+/// `shards` as a `write_shards` entry.
+pub(super) fn shards_value(shards: &Shards) -> AttributeValue {
+    AttributeValue::M(
+        [
+            ("count".to_owned(), AttributeValue::N(shards.count.to_string())),
+            ("previous".to_owned(), AttributeValue::N(shards.previous.to_string())),
+            ("changed_at".to_owned(), AttributeValue::N(shards.changed_at.to_string())),
+        ]
+        .into_iter()
+        .collect(),
+    )
 }
 
 impl Store {
@@ -63,7 +93,18 @@ impl Store {
             ids.sort();
             ids
         };
-        Ok(OrgWorkspaces { exists: out.item.is_some(), all: ids("workspace_ids"), archived: ids("archived_ids") })
+        let shards = match out.item.as_ref().and_then(|i| i.get(WRITE_SHARDS)) {
+            Some(AttributeValue::M(map)) => {
+                map.iter().filter_map(|(ws, value)| Some((WorkspaceId::parse(ws)?, shards_of(value)?))).collect()
+            }
+            _ => std::collections::BTreeMap::new(),
+        };
+        Ok(OrgWorkspaces {
+            exists: out.item.is_some(),
+            all: ids("workspace_ids"),
+            archived: ids("archived_ids"),
+            shards,
+        })
     }
 
     /// Whether `sub` is registered as the mail pipeline of `ws` (one read).
@@ -97,5 +138,55 @@ impl Store {
             name: String,
         }
         Ok(self.get::<Ws>(keys::tenant(&t.org), keys::workspace_sk(&t.workspace)).await?.map(|w| w.name))
+    }
+}
+
+impl Store {
+    /// Raises the write shards of workspace `ws` to `count` at `now`
+    /// (`crate::domain::shards`): the new count is read at once and written
+    /// after the delay. `NotFound`: not a workspace of the organization;
+    /// `Conflict`: a lower count than the workspace may already use, over
+    /// the maximum, or a concurrent change (read again and retry).
+    pub async fn set_write_shards(
+        &self,
+        org: &OrgId,
+        ws: &WorkspaceId,
+        count: u16,
+        now: u64,
+    ) -> Result<Shards, StoreError> {
+        let current = self.org_workspaces(org).await?;
+        if !current.all.contains(ws) {
+            return Err(StoreError::NotFound);
+        }
+        let old = current.shards.get(ws).copied().unwrap_or_default();
+        if count == 0 || count > crate::domain::shards::MAX_SHARDS || count < old.read_count() {
+            return Err(StoreError::Conflict);
+        }
+        if count == old.count {
+            return Ok(old);
+        }
+        let new = Shards { count, previous: old.write_count(now), changed_at: now };
+        let key = |request: aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder| {
+            request.table_name(self.table()).key(PK, s(keys::tenant(org))).key(SK, s(keys::ORG_META))
+        };
+        // The map first (an update cannot create it and a member of it at once).
+        key(self.client().update_item())
+            .update_expression("SET #m = if_not_exists(#m, :empty)")
+            .condition_expression("attribute_exists(pk)")
+            .expression_attribute_names("#m", WRITE_SHARDS)
+            .expression_attribute_values(":empty", AttributeValue::M(std::collections::HashMap::new()))
+            .send()
+            .await?;
+        key(self.client().update_item())
+            .update_expression("SET #m.#ws = :new")
+            .condition_expression("attribute_not_exists(#m.#ws) OR #m.#ws.#count = :old")
+            .expression_attribute_names("#m", WRITE_SHARDS)
+            .expression_attribute_names("#ws", ws.as_str())
+            .expression_attribute_names("#count", "count")
+            .expression_attribute_values(":new", shards_value(&new))
+            .expression_attribute_values(":old", AttributeValue::N(old.count.to_string()))
+            .send()
+            .await?;
+        Ok(new)
     }
 }

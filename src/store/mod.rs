@@ -4,6 +4,9 @@
 
 mod audit;
 pub mod authz;
+pub mod cache;
+#[cfg(feature = "dev")]
+pub mod capacity;
 mod confirmations;
 mod deliveries;
 mod emails;
@@ -101,6 +104,9 @@ pub struct StoreConfig {
     /// A local DynamoDB-compatible server; `None` means AWS with the default credential chain.
     pub endpoint: Option<String>,
     pub timeouts: StoreTimeouts,
+    /// How long the busy path's configuration reads are kept (`cache`;
+    /// `CONFIG_CACHE_SECS`, default 5).
+    pub cache_secs: u64,
 }
 
 /// How long one DynamoDB call may take, all retries included. Sized so a
@@ -135,6 +141,8 @@ pub struct Store {
     /// A dry run (`admin --dry-run`): transactions are described here
     /// instead of written; reads still read the table.
     dry_run: Option<std::sync::Arc<std::sync::Mutex<Vec<String>>>>,
+    /// Configuration the busy path reads again and again (`cache`).
+    cache: std::sync::Arc<cache::ReadCache>,
 }
 
 impl Store {
@@ -161,7 +169,18 @@ impl Store {
                 .credentials_provider(Credentials::new("local", "local", None, None, "local"));
         }
         let sdk = loader.load().await;
-        Store { client: Client::new(&sdk), table: config.table.clone(), dry_run: None }
+        // Development builds keep what a test asks them to (`capacity`).
+        #[cfg(feature = "dev")]
+        let client =
+            Client::from_conf(aws_sdk_dynamodb::config::Builder::from(&sdk).interceptor(capacity::Recorder).build());
+        #[cfg(not(feature = "dev"))]
+        let client = Client::new(&sdk);
+        Store {
+            client,
+            table: config.table.clone(),
+            dry_run: None,
+            cache: std::sync::Arc::new(cache::ReadCache::new(config.cache_secs)),
+        }
     }
 
     /// The same table, for a dry run: every transaction is described (one

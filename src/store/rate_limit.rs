@@ -1,5 +1,11 @@
 //! Fixed-window rate-limit counters shared by every replica: one conditional
 //! update per request. The window item expires by TTL.
+//!
+//! One counter takes a write per counted request, so it stays under half a
+//! key's 1,000 writes a second up to `PER_COUNTER` requests a minute. A
+//! bigger budget (a mail pipeline's) is split over several counters, each
+//! on a key of its own and allowing its share; a request counts on one of
+//! them at random. People's budgets (hundreds a minute) have one counter.
 
 use super::keys::{self, PK, SK, TTL};
 use super::{Store, StoreError, n, s};
@@ -17,6 +23,9 @@ pub struct RateDecision {
 
 pub const WINDOW_SECS: u64 = 60;
 
+/// The most requests a minute one counter admits (half a key's write limit).
+pub const PER_COUNTER: u32 = 30_000;
+
 impl Store {
     /// Counts a request of person (org, sub) in the window containing `now`.
     pub async fn hit_rate_limit(
@@ -28,11 +37,14 @@ impl Store {
     ) -> Result<RateDecision, StoreError> {
         let window = now - now % WINDOW_SECS;
         let reset_secs = window + WINDOW_SECS - now;
+        let counters = limit.div_ceil(PER_COUNTER).max(1);
+        let counter = if counters > 1 { u32::from_le_bytes(crate::sys::random()) % counters } else { 0 };
+        let (full, limit) = (limit, limit.div_ceil(counters));
         let result = self
             .client()
             .update_item()
             .table_name(self.table())
-            .key(PK, s(keys::rate_pk(org, sub)))
+            .key(PK, s(keys::rate_counter_pk(org, sub, counter)))
             .key(SK, s(keys::rate_sk(window)))
             .update_expression("ADD #c :one SET #e = :exp")
             .condition_expression("attribute_not_exists(#c) OR #c < :limit")
@@ -53,10 +65,12 @@ impl Store {
                     .and_then(|v| v.as_n().ok())
                     .and_then(|v| v.parse::<u32>().ok())
                     .unwrap_or(limit);
-                Ok(RateDecision { allowed: true, limit, remaining: limit.saturating_sub(count), reset_secs })
+                // With several counters, what is left is this one's share times their number (an estimate).
+                let remaining = limit.saturating_sub(count).saturating_mul(counters).min(full);
+                Ok(RateDecision { allowed: true, limit: full, remaining, reset_secs })
             }
             Err(e) => match StoreError::from(e) {
-                StoreError::Conflict => Ok(RateDecision { allowed: false, limit, remaining: 0, reset_secs }),
+                StoreError::Conflict => Ok(RateDecision { allowed: false, limit: full, remaining: 0, reset_secs }),
                 other => Err(other),
             },
         }

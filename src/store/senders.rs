@@ -18,6 +18,7 @@ impl Store {
         sender: &AllowedSender,
         audit: Option<&Audit<'_>>,
     ) -> Result<bool, StoreError> {
+        self.cache.forget(&ws_pk(t));
         let item = to_item(Keys::new(ws_pk(t), keys::sender(&sender.inbox_id, &sender.sender)), sender)?;
         self.insert_new(t, item, audit).await
     }
@@ -32,14 +33,21 @@ impl Store {
         self.list(&ListQuery::base(ws_pk(t), keys::sender_prefix(inbox_id)), limit, start).await
     }
 
-    /// Whether `sender` is allowed, as an address or by its domain (one batch read).
+    /// Whether `sender` is allowed, as an address or by its domain (two
+    /// reads at once, kept `cache::CONFIG_CACHE_SECS`: every ingestion asks).
     pub async fn sender_allowed(&self, t: &Tenant, inbox_id: &str, address: &str) -> Result<bool, StoreError> {
+        let pk = ws_pk(t);
+        if let Some(allowed) = self.cache.sender(&pk, inbox_id, address) {
+            return Ok(allowed);
+        }
         let domain = address.rsplit_once('@').map(|(_, d)| format!("@{d}")).unwrap_or_default();
         let (a, d) = tokio::join!(
-            self.get::<AllowedSender>(ws_pk(t), keys::sender(inbox_id, address)),
-            self.get::<AllowedSender>(ws_pk(t), keys::sender(inbox_id, &domain)),
+            self.get::<AllowedSender>(pk.clone(), keys::sender(inbox_id, address)),
+            self.get::<AllowedSender>(pk.clone(), keys::sender(inbox_id, &domain)),
         );
-        Ok(a?.is_some() || d?.is_some())
+        let allowed = a?.is_some() || d?.is_some();
+        self.cache.keep_sender(&pk, inbox_id, address, allowed);
+        Ok(allowed)
     }
 
     /// Stops allowing `sender`; returns false when it was not allowed (and
@@ -51,6 +59,7 @@ impl Store {
         sender: &str,
         audit: &Audit<'_>,
     ) -> Result<bool, StoreError> {
+        self.cache.forget(&ws_pk(t));
         let remove = built(
             Delete::builder()
                 .table_name(self.table())

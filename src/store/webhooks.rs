@@ -24,6 +24,27 @@ impl Store {
         to_item(Keys::new(ws_pk(t), keys::webhook(&stored.webhook.id)), stored)
     }
 
+    /// Every webhook of the workspace (every page), kept
+    /// `cache::CONFIG_CACHE_SECS`: every job that sends an event asks.
+    pub async fn all_webhooks(&self, t: &Tenant) -> Result<Vec<StoredWebhook>, StoreError> {
+        let pk = ws_pk(t);
+        if let Some(webhooks) = self.cache.webhooks(&pk) {
+            return Ok(webhooks);
+        }
+        let mut found = Vec::new();
+        let mut start = None;
+        loop {
+            let page = self.list_webhooks(t, 100, start).await?;
+            found.extend(page.items);
+            match page.next {
+                Some(next) => start = Some(next),
+                None => break,
+            }
+        }
+        self.cache.keep_webhooks(&pk, found.clone());
+        Ok(found)
+    }
+
     pub async fn get_webhook(&self, t: &Tenant, id: &str) -> Result<Option<StoredWebhook>, StoreError> {
         Ok(self.get::<StoredWebhook>(ws_pk(t), keys::webhook(id)).await?.filter(|w| w.webhook.deleted_at.is_none()))
     }
@@ -65,6 +86,7 @@ impl Store {
         stored: &StoredWebhook,
         audit: Option<&Audit<'_>>,
     ) -> Result<bool, StoreError> {
+        self.cache.forget(&ws_pk(t));
         self.insert_new(t, Self::webhook_item(t, stored)?, audit).await
     }
 
@@ -81,6 +103,7 @@ impl Store {
         previous: Option<&str>,
         audit: &Audit<'_>,
     ) -> Result<(), StoreError> {
+        self.cache.forget(&ws_pk(t));
         self.replace_live(t, Self::webhook_item(t, stored)?, previous, audit).await
     }
 
@@ -91,6 +114,7 @@ impl Store {
         stored: &StoredWebhook,
         audit: &Audit<'_>,
     ) -> Result<(), StoreError> {
+        self.cache.forget(&ws_pk(t));
         let mut deleted = stored.clone();
         deleted.webhook.deleted_at = Some(deleted.webhook.updated_at.clone());
         let release = built(

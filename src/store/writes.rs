@@ -75,6 +75,27 @@ pub(super) fn ws_pk(t: &Tenant) -> String {
     keys::ws(&t.org, &t.workspace)
 }
 
+/// The partition of the record `id` names: the write shard its id carries.
+pub(super) fn home(t: &Tenant, id: &str) -> String {
+    keys::ws_shard(&t.org, &t.workspace, crate::domain::ids::shard_of(id))
+}
+
+/// Every write shard of the workspace that may hold records (what lists read).
+pub(super) fn shard_pks(t: &Tenant) -> Vec<String> {
+    (0..t.shards.read_count()).map(|shard| keys::ws_shard(&t.org, &t.workspace, shard)).collect()
+}
+
+/// Where a record found by `key` goes, and where else it may be (during the
+/// grace after a change of shards): partitions from the key's hash.
+pub(super) fn keyed_homes(t: &Tenant, key: &str) -> (String, Option<String>) {
+    let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, key.as_bytes());
+    let mut first = [0u8; 8];
+    first.copy_from_slice(digest.as_ref().get(..8).unwrap_or(&[0; 8]));
+    let (home, other) = t.shards.keyed(u64::from_be_bytes(first), crate::sys::unix_now());
+    let pk = |shard| keys::ws_shard(&t.org, &t.workspace, shard);
+    (pk(home), other.map(pk))
+}
+
 pub(super) fn built<T, E: std::fmt::Display>(r: Result<T, E>) -> Result<T, StoreError> {
     r.map_err(|e| StoreError::Corrupt(e.to_string()))
 }

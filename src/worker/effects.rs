@@ -160,22 +160,16 @@ async fn notify(
     results.into_iter().collect()
 }
 
-/// Active webhooks of the workspace subscribed to `event_type` (every page).
+/// Active webhooks of the workspace subscribed to `event_type` (kept a few
+/// seconds per container: `store::cache`).
 async fn subscribed(runner: &Runner, t: &Tenant, event_type: EventType) -> Result<Vec<StoredWebhook>, EffectError> {
-    let mut found = Vec::new();
-    let mut start = None;
-    loop {
-        let page = runner.store.list_webhooks(t, 100, start).await?;
-        found.extend(
-            page.items
-                .into_iter()
-                .filter(|w| w.webhook.status == WebhookStatus::Active && w.webhook.events.contains(&event_type)),
-        );
-        match page.next {
-            Some(next) => start = Some(next),
-            None => return Ok(found),
-        }
-    }
+    Ok(runner
+        .store
+        .all_webhooks(t)
+        .await?
+        .into_iter()
+        .filter(|w| w.webhook.status == WebhookStatus::Active && w.webhook.events.contains(&event_type))
+        .collect())
 }
 
 /// One attempt: send, then record it as a delivery.
@@ -190,7 +184,7 @@ async fn deliver(
     attempt: u32,
     resend_of: Option<String>,
 ) -> Result<Value, EffectError> {
-    let id = new_id(Kind::Delivery);
+    let id = crate::sys::new_id_in(Kind::Delivery, &t.shards);
     let outcome = match runner.secrets.unseal(&webhook.secret_sealed) {
         Some(secret) => runner.outbound.post(&webhook.webhook.url, &secret, event_type.as_str(), &id, payload).await,
         None => crate::outbound::Attempt {

@@ -34,8 +34,8 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};
 
-use crate::domain::Tenant;
 use crate::domain::records::{Job, JobErrorKind, JobKind, JobStatus};
+use crate::domain::{OrgId, Shards, Tenant, WorkspaceId};
 use crate::outbound::Outbound;
 use crate::secrets::Secrets;
 use crate::store::{Store, StoreError};
@@ -52,6 +52,8 @@ pub struct Runner {
     /// What runs tool jobs, where the MCP catalogue has long tools (none in
     /// the product: a tool job there fails as an operation that cannot be done).
     pub tools: Option<Arc<dyn ToolJobs>>,
+    /// Each workspace's write shards, as last read (`SHARDS_CACHE_SECS`).
+    pub shards: ShardsCache,
 }
 
 /// What one run of a tool job came to.
@@ -85,6 +87,47 @@ pub async fn cancel_requested(runner: &Runner, tenant: &Tenant, id: &str) -> boo
         Ok(None) => true,
         // Storage trouble is not a cancellation: look again next time.
         Err(_) => false,
+    }
+}
+
+/// How long the runner keeps a workspace's write shards: as long as the
+/// tenancy caches, well within the delay before a raised count is written
+/// (`Shards::WRITE_DELAY_SECS`).
+pub const SHARDS_CACHE_SECS: u64 = 30;
+
+/// The write shards of the workspaces a runner has run jobs for. A job
+/// arrives with its tenant's ids only (from the stream or the local scan);
+/// the records it makes go to the workspace's shards like a request's.
+#[derive(Default)]
+pub struct ShardsCache(std::sync::Mutex<std::collections::HashMap<(OrgId, WorkspaceId), (std::time::Instant, Shards)>>);
+
+impl Runner {
+    /// `tenant` with its workspace's write shards (one read when not cached).
+    pub async fn with_shards(&self, tenant: &Tenant) -> Result<Tenant, StoreError> {
+        let key = (tenant.org.clone(), tenant.workspace.clone());
+        let lock = || self.shards.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let cached =
+            lock().get(&key).filter(|(at, _)| at.elapsed() < Duration::from_secs(SHARDS_CACHE_SECS)).map(|(_, s)| *s);
+        let shards = match cached {
+            Some(shards) => shards,
+            None => {
+                let shards = self
+                    .store
+                    .org_workspaces(&tenant.org)
+                    .await?
+                    .shards
+                    .get(&tenant.workspace)
+                    .copied()
+                    .unwrap_or_default();
+                let mut map = lock();
+                if map.len() >= 10_000 {
+                    map.clear();
+                }
+                map.insert(key, (std::time::Instant::now(), shards));
+                shards
+            }
+        };
+        Ok(Tenant { shards, ..tenant.clone() })
     }
 }
 
@@ -140,6 +183,7 @@ impl From<StoreError> for EffectError {
 /// failures), record the outcome. An error means the outcome could not be
 /// recorded; the caller should let the job be delivered again.
 pub async fn run(runner: &Runner, tenant: &Tenant, id: &str) -> Result<Ran, StoreError> {
+    let tenant = &runner.with_shards(tenant).await?;
     let Some(mut job) = runner.store.lease_job(tenant, id, runner.lease_secs).await? else {
         return Ok(match runner.store.get_job(tenant, id).await? {
             Some(job) if job.status == JobStatus::Running => Ran::Busy,

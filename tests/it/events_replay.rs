@@ -59,6 +59,8 @@ const ABSENT: &str = "$absent";
 /// The per-minute budget a deployment has by default, so authenticated
 /// responses carry their `X-RateLimit-*` headers as they do on AWS.
 pub(crate) const RATE_LIMIT: u32 = 120;
+/// The mail pipeline's default budget (`INGEST_RATE_LIMIT_PER_MINUTE`).
+pub(crate) const INGEST_RATE_LIMIT: u32 = 60_000;
 
 /// A harness whose public names are the ones the recorded events were sent to.
 pub(crate) fn replay_harness() -> common::Harness {
@@ -66,6 +68,7 @@ pub(crate) fn replay_harness() -> common::Harness {
         c.mcp_resource = RESOURCE.into();
         c.auth.api_audience = API_AUDIENCE.into();
         c.rate_limit_per_minute = RATE_LIMIT;
+        c.ingest_rate_limit_per_minute = INGEST_RATE_LIMIT;
     })
 }
 

@@ -36,6 +36,7 @@ pub(crate) fn ws_main() -> Tenant {
         workspace: WorkspaceId::parse("ws_main").expect("workspace id"),
         role: Role::Viewer,
         archived: false,
+        shards: Default::default(),
     }
 }
 

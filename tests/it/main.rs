@@ -9,6 +9,7 @@ mod common;
 
 mod audit;
 mod auth;
+mod capacity;
 mod catalogue_fixtures;
 mod events_replay;
 mod faults;
@@ -24,5 +25,6 @@ mod rest_api;
 mod runtime;
 mod schemas;
 mod security;
+mod shards;
 mod tasks;
 mod tenancy_admin;

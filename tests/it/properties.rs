@@ -86,6 +86,7 @@ proptest! {
             workspace: WorkspaceId::parse(ws).unwrap(),
             role: Role::Admin,
             archived: false,
+            shards: Default::default(),
         };
         let filters = |value: &str| BTreeMap::from([("status".to_owned(), value.to_owned())]);
         let made = page_request(&secrets, &tenant("ws_main"), "emails", &filters(&status)).unwrap();

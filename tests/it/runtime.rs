@@ -201,6 +201,7 @@ fn harness() -> common::Harness {
         c.mcp_resource = events_replay::RESOURCE.into();
         c.auth.api_audience = events_replay::API_AUDIENCE.into();
         c.rate_limit_per_minute = events_replay::RATE_LIMIT;
+        c.ingest_rate_limit_per_minute = events_replay::INGEST_RATE_LIMIT;
         c.signing_secrets = vec![SECRET.into()];
     })
 }
@@ -212,6 +213,7 @@ async fn deployed(h: &common::Harness) -> Vec<(&'static str, String)> {
         ("MCP_RESOURCE", events_replay::RESOURCE.to_owned()),
         ("API_AUDIENCE", events_replay::API_AUDIENCE.to_owned()),
         ("RATE_LIMIT_PER_MINUTE", events_replay::RATE_LIMIT.to_string()),
+        ("INGEST_RATE_LIMIT_PER_MINUTE", events_replay::INGEST_RATE_LIMIT.to_string()),
         ("OAUTH_ISSUER", common::ISSUER.to_owned()),
         ("JWKS_URL", h.jwks().await.url.clone()),
         ("SIGNING_SECRET", SECRET.to_owned()),
