@@ -21,11 +21,14 @@ pub const CONFIG_CACHE_SECS: u64 = 5;
 /// Most entries kept; past it the cache starts over.
 const MAX_ENTRIES: usize = 10_000;
 
+/// Values by key, each with when it was read.
+type Entries<K, V> = Mutex<HashMap<K, (Instant, V)>>;
+
 pub(super) struct ReadCache {
     ttl: Duration,
-    inboxes: Mutex<HashMap<(String, String), (Instant, Option<Inbox>)>>,
-    senders: Mutex<HashMap<(String, String, String), (Instant, bool)>>,
-    webhooks: Mutex<HashMap<String, (Instant, Vec<StoredWebhook>)>>,
+    inboxes: Entries<(String, String), Option<Inbox>>,
+    senders: Entries<(String, String, String), bool>,
+    webhooks: Entries<String, Vec<StoredWebhook>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
