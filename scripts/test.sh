@@ -122,6 +122,8 @@ background() {
 beside_pid=$!
 
 stage "cargo tests" cargo test --all-targets
+# docs/capacity.md's generated tables are what the capacity tests just measured.
+stage "capacity doc" python3 scripts/capacity.py --check
 beside() {
   # `local`: bash scopes dynamically, and `stage` (the caller) has a `name` too.
   local s=0 name secs status

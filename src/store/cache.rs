@@ -21,7 +21,7 @@ pub const CONFIG_CACHE_SECS: u64 = 5;
 /// Most entries kept; past it the cache starts over.
 const MAX_ENTRIES: usize = 10_000;
 
-/// Entries by key, each with when it was read.
+/// Values by key, each with when it was read.
 type Entries<K, V> = Mutex<HashMap<K, (Instant, V)>>;
 
 pub(super) struct ReadCache {

@@ -103,7 +103,7 @@ pub(crate) fn fill(event: &str, harness: &common::Harness) -> String {
 }
 
 /// Runs one event and returns the API Gateway response payload as JSON.
-async fn invoke(app: Arc<inbox::App>, event: &str) -> Value {
+pub(crate) async fn invoke(app: Arc<inbox::App>, event: &str) -> Value {
     let payload: LambdaRequest = serde_json::from_str(event).expect("event parses as an API Gateway request");
     let service = service_fn(move |req| {
         let app = Arc::clone(&app);
