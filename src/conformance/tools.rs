@@ -457,14 +457,7 @@ const PURPOSE: &str = "fixture";
 /// `tools/call` of a fixture.
 pub async fn call(call: &Call<'_>, tenant: &Tenant) -> Result<Outcome, RpcError> {
     let params = &call.message.params;
-    let Some(Value::String(name)) = params.get("name") else {
-        return Err(RpcError::invalid_params("tools/call needs params.name as a string"));
-    };
-    let args = match params.get("arguments") {
-        None => Map::new(),
-        Some(Value::Object(args)) => args.clone(),
-        Some(_) => return Err(RpcError::invalid_params("tools/call needs params.arguments as an object")),
-    };
+    let (name, args) = crate::mcp::tools::name_and_arguments(params)?;
     let tool = find(name)
         .filter(|t| t.read_only || !call.narrowing.readonly)
         .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {name}")).with_data(json!({"name": name})))?;

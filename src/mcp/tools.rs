@@ -132,15 +132,7 @@ impl Tools {
     }
 
     pub async fn call(&self, call: &Call<'_>, tenant: &Tenant) -> Result<Outcome, RpcError> {
-        let params = &call.message.params;
-        let Some(Value::String(name)) = params.get("name") else {
-            return Err(RpcError::invalid_params("tools/call needs params.name as a string"));
-        };
-        let args = match params.get("arguments") {
-            None => Map::new(),
-            Some(Value::Object(args)) => args.clone(),
-            Some(_) => return Err(RpcError::invalid_params("tools/call needs params.arguments as an object")),
-        };
+        let (name, args) = name_and_arguments(&call.message.params)?;
         // A tool the connection narrowed away does not exist for it.
         let tool = self.find(name).filter(|t| call.narrowing.allows(t.row.op)).ok_or_else(|| {
             RpcError::invalid_params(format!("Unknown tool: {name}")).with_data(json!({"name": name}))
@@ -214,6 +206,20 @@ impl Tools {
 
 /// The operation's route (the arguments named like its path parameters, as
 /// they are: never parsed as a path) and the rest of the arguments.
+/// A `tools/call`'s tool name and arguments (an absent `arguments` is none),
+/// or the -32602 of a malformed one: every catalogue reads them this way.
+pub(crate) fn name_and_arguments(params: &Map<String, Value>) -> Result<(&str, Map<String, Value>), RpcError> {
+    let Some(Value::String(name)) = params.get("name") else {
+        return Err(RpcError::invalid_params("tools/call needs params.name as a string"));
+    };
+    let args = match params.get("arguments") {
+        None => Map::new(),
+        Some(Value::Object(args)) => args.clone(),
+        Some(_) => return Err(RpcError::invalid_params("tools/call needs params.arguments as an object")),
+    };
+    Ok((name, args))
+}
+
 fn request_parts(row: &ToolRow, args: Map<String, Value>) -> (Route, Map<String, Value>) {
     let template = row.op.template;
     let text = |value: &Value| value.as_str().map_or_else(|| value.to_string(), str::to_owned);
