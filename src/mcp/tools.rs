@@ -242,14 +242,9 @@ fn confirmation_required(tool: &Tool, version: ProtocolVersion) -> Outcome {
         "{} needs the user's confirmation, which this client cannot provide (it requires protocol 2026-07-28 with the elicitation capability). Nothing was done. Do not retry.",
         tool.row.name
     );
-    let mut result = Map::new();
-    let text = json!({"error": {"code": "confirmation_required", "message": message}});
-    result.insert("content".into(), json!([{"type": "text", "text": text.to_string()}]));
-    if version != ProtocolVersion::V2025_03_26 {
-        result.insert("structuredContent".into(), json!({"error": {"code": "confirmation_required"}}));
-    }
-    result.insert("isError".into(), Value::Bool(true));
-    Outcome::Complete(Value::Object(result))
+    // The same body as text and, where the version has it, as structured
+    // content, like every other tool result.
+    tool_result(version, &json!({"error": {"code": "confirmation_required", "message": message}}), true)
 }
 
 #[cfg(test)]
