@@ -128,7 +128,8 @@ impl Store {
                 .table_name(self.table())
                 .key(PK, s(home(t, id)))
                 .key(SK, s(keys::job(id)))
-                .update_expression("SET #st = :cancelled, updated_at = :at")
+                // REMOVE: a job queued before jobs left the queue index leaves it now.
+                .update_expression("SET #st = :cancelled, updated_at = :at REMOVE gsi1pk, gsi1sk")
                 .condition_expression("#st = :queued")
                 .expression_attribute_names("#st", "status")
                 .expression_attribute_values(":cancelled", s(JobStatus::Cancelled.as_str()))
@@ -205,7 +206,7 @@ impl Store {
             .table_name(self.table())
             .key(PK, s(home(t, id)))
             .key(SK, s(keys::job(id)))
-            .update_expression("SET #st = :running, attempts = attempts + :one, lease_until = :lease, updated_at = :at")
+            .update_expression("SET #st = :running, attempts = attempts + :one, lease_until = :lease, updated_at = :at REMOVE gsi1pk, gsi1sk")
             .condition_expression("#st = :queued OR (#st = :running AND lease_until < :now)")
             .expression_attribute_names("#st", "status")
             .expression_attribute_values(":running", s(JobStatus::Running.as_str()))
