@@ -67,25 +67,10 @@ ensure_db
 # serve CATALOGUE — the binary with `fixtures` or `product`, on a fresh table.
 serve() {
   local catalogue=$1 log="$OUT/server-$1.log"
-  for port in "$PORT" "$DEV_ISSUER_PORT"; do
-    if answering "$port"; then
-      echo "conformance: port $port is taken" >&2
-      return 1
-    fi
-  done
+  ports_free "$PORT" "$DEV_ISSUER_PORT" || return 1
   TABLE_NAME="conformance-$$-$catalogue" "$BIN" "$catalogue" >"$log" 2>&1 &
   fixture_pid=$!
-  for _ in $(seq 1 200); do
-    if curl -sf "http://127.0.0.1:$PORT/health" >/dev/null; then return 0; fi
-    if ! kill -0 "$fixture_pid" 2>/dev/null; then
-      echo "conformance: the server exited; see $log" >&2
-      cat "$log" >&2
-      return 1
-    fi
-    sleep 0.1
-  done
-  echo "conformance: no /health; see $log" >&2
-  return 1
+  wait_healthy "$fixture_pid" "$log"
 }
 
 URL="http://127.0.0.1:$PORT/mcp"

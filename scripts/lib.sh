@@ -48,6 +48,34 @@ stop_db() {
   if [ "$started_db" = 1 ]; then scripts/db.sh stop; fi
 }
 
+# ports_free PORT... — true when nothing answers on any of them (says which does).
+ports_free() {
+  local port
+  for port in "$@"; do
+    if answering "$port"; then
+      echo "port $port is taken" >&2
+      return 1
+    fi
+  done
+}
+
+# wait_healthy PID LOG — waits (20 s at most) for /health on $PORT while PID
+# lives; on failure prints LOG.
+wait_healthy() {
+  local pid=$1 log=$2
+  for _ in $(seq 1 200); do
+    if curl -sf "http://127.0.0.1:$PORT/health" >/dev/null; then return 0; fi
+    if ! kill -0 "$pid" 2>/dev/null; then
+      echo "the server exited; see $log" >&2
+      cat "$log" >&2
+      return 1
+    fi
+    sleep 0.1
+  done
+  echo "no /health; see $log" >&2
+  return 1
+}
+
 server_pid=
 # Starts the server as `make run` starts it, on $PORT with the development
 # issuer on $DEV_ISSUER_PORT and its own $TABLE_NAME (created and seeded),
@@ -55,26 +83,12 @@ server_pid=
 start_server() {
   local log=$1 bin
   bin=$(bin_path)
-  for port in "$PORT" "$DEV_ISSUER_PORT"; do
-    if answering "$port"; then
-      echo "port $port is taken" >&2
-      return 1
-    fi
-  done
+  ports_free "$PORT" "$DEV_ISSUER_PORT" || return 1
   "$bin" create-table
   "$bin" seed
   "$bin" serve >"$log" 2>&1 &
   server_pid=$!
-  for _ in $(seq 1 100); do
-    if curl -sf "http://127.0.0.1:$PORT/health" >/dev/null; then return 0; fi
-    if ! kill -0 "$server_pid" 2>/dev/null; then
-      echo "the server exited; see $log" >&2
-      cat "$log" >&2
-      return 1
-    fi
-    sleep 0.1
-  done
-  curl -sf "http://127.0.0.1:$PORT/health" >/dev/null || { echo "no /health; see $log" >&2; return 1; }
+  wait_healthy "$server_pid" "$log"
 }
 # Stops the server start_server started (call from the EXIT trap).
 stop_server() {

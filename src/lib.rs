@@ -34,6 +34,7 @@ pub mod conformance;
 pub mod dev;
 pub mod domain;
 pub mod edge;
+pub mod expiring;
 pub mod json;
 pub mod keyfile;
 pub mod mcp;

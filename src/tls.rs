@@ -11,20 +11,26 @@ use aws_smithy_http_client::tls::{self, TlsContext, TrustStore};
 use base64::Engine as _;
 use rustls::RootCertStore;
 
+/// The compiled-in roots. Every one parses; one that did not would only be left out.
+fn compiled_roots() -> RootCertStore {
+    let mut roots = RootCertStore::empty();
+    let _ = roots.add_parsable_certificates(webpki_root_certs::TLS_SERVER_ROOT_CERTS.iter().cloned());
+    roots
+}
+
+/// A rustls client configuration trusting `roots`, with aws-lc's provider
+/// (or rustls's default builder should it refuse the protocol versions).
+fn trusting(roots: RootCertStore) -> rustls::ClientConfig {
+    rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::aws_lc_rs::default_provider()))
+        .with_safe_default_protocol_versions()
+        .map(|b| b.with_root_certificates(roots.clone()).with_no_client_auth())
+        .unwrap_or_else(|_| rustls::ClientConfig::builder().with_root_certificates(roots).with_no_client_auth())
+}
+
 /// A rustls client configuration trusting the compiled-in roots (built once).
 pub fn client_config() -> rustls::ClientConfig {
     static CONFIG: OnceLock<rustls::ClientConfig> = OnceLock::new();
-    CONFIG
-        .get_or_init(|| {
-            let mut roots = RootCertStore::empty();
-            // Every compiled-in root parses; one that did not would only be left out.
-            let _ = roots.add_parsable_certificates(webpki_root_certs::TLS_SERVER_ROOT_CERTS.iter().cloned());
-            rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::aws_lc_rs::default_provider()))
-                .with_safe_default_protocol_versions()
-                .map(|b| b.with_root_certificates(roots.clone()).with_no_client_auth())
-                .unwrap_or_else(|_| rustls::ClientConfig::builder().with_root_certificates(roots).with_no_client_auth())
-        })
-        .clone()
+    CONFIG.get_or_init(|| trusting(compiled_roots())).clone()
 }
 
 /// A rustls client configuration trusting the compiled-in roots and the
@@ -41,15 +47,11 @@ pub fn client_config_also_trusting(pem: &[u8]) -> Result<rustls::ClientConfig, S
     if extra.is_empty() {
         return Err("no certificate in the PEM file".into());
     }
-    let mut roots = RootCertStore::empty();
-    let _ = roots.add_parsable_certificates(webpki_root_certs::TLS_SERVER_ROOT_CERTS.iter().cloned());
+    let mut roots = compiled_roots();
     for cert in extra {
         roots.add(cert).map_err(|e| format!("certificate refused: {e}"))?;
     }
-    rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::aws_lc_rs::default_provider()))
-        .with_safe_default_protocol_versions()
-        .map(|b| b.with_root_certificates(roots).with_no_client_auth())
-        .map_err(|e| e.to_string())
+    Ok(trusting(roots))
 }
 
 /// The AWS SDK clients' HTTPS client (DynamoDB, Secrets Manager), trusting

@@ -13,14 +13,13 @@
 //! Organization administration (`Needs::OrgAdmin`) acts on the organization
 //! itself: its callers hold `org_admin` there (`resolve_org_admin`).
 
-use std::collections::HashMap;
-use std::hash::Hash;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use crate::auth::Principal;
 pub use crate::domain::Tenant;
 use crate::domain::{OrgId, Role, WorkspaceId};
+use crate::expiring::Expiring;
 use crate::store::{OrgWorkspaces, Store, StoreError};
 
 pub const HEADER: &str = "x-workspace-id";
@@ -54,20 +53,13 @@ pub enum TenancyError {
 /// change (a revoked membership, a new one, a changed role) takes effect: at
 /// most `ttl`. A zero `ttl` reads the table every time.
 pub struct MembershipCache {
-    ttl: Duration,
-    people: Expiring<(OrgId, String), Vec<(WorkspaceId, Role)>>,
-    orgs: Expiring<OrgId, OrgWorkspaces>,
+    people: Expiring<(OrgId, String), Arc<Vec<(WorkspaceId, Role)>>>,
+    orgs: Expiring<OrgId, Arc<OrgWorkspaces>>,
 }
-
-/// Values with the time they were read.
-type Expiring<K, V> = Mutex<HashMap<K, (Instant, Arc<V>)>>;
-
-/// Most entries remembered per map; past it the cache starts over.
-const MAX_ENTRIES: usize = 10_000;
 
 impl MembershipCache {
     pub fn new(ttl: Duration) -> MembershipCache {
-        MembershipCache { ttl, people: Mutex::default(), orgs: Mutex::default() }
+        MembershipCache { people: Expiring::new(ttl), orgs: Expiring::new(ttl) }
     }
 
     /// Every workspace the person belongs to, with the role (one query when cold).
@@ -77,37 +69,15 @@ impl MembershipCache {
         principal: &Principal,
     ) -> Result<Arc<Vec<(WorkspaceId, Role)>>, StoreError> {
         let key = (principal.org.clone(), principal.sub.clone());
-        cached(&self.people, key, self.ttl, async || store.memberships(&principal.org, &principal.sub).await).await
+        self.people
+            .get_or_load(key, async || store.memberships(&principal.org, &principal.sub).await.map(Arc::new))
+            .await
     }
 
     /// Every workspace of the organization, and those archived (one read when cold).
     async fn workspaces(&self, store: &Store, org: &OrgId) -> Result<Arc<OrgWorkspaces>, StoreError> {
-        cached(&self.orgs, org.clone(), self.ttl, async || store.org_workspaces(org).await).await
+        self.orgs.get_or_load(org.clone(), async || store.org_workspaces(org).await.map(Arc::new)).await
     }
-}
-
-async fn cached<K: Eq + Hash, V>(
-    map: &Expiring<K, V>,
-    key: K,
-    ttl: Duration,
-    load: impl AsyncFnOnce() -> Result<V, StoreError>,
-) -> Result<Arc<V>, StoreError> {
-    // A poisoned map only holds copies of stored data: keep using it.
-    let lock = || map.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some((at, value)) = lock().get(&key)
-        && at.elapsed() < ttl
-    {
-        return Ok(Arc::clone(value));
-    }
-    let value = Arc::new(load().await?);
-    if !ttl.is_zero() {
-        let mut map = lock();
-        if map.len() >= MAX_ENTRIES {
-            map.clear();
-        }
-        map.insert(key, (Instant::now(), Arc::clone(&value)));
-    }
-    Ok(value)
 }
 
 /// Resolves the tenant from the person's memberships and the organization's

@@ -31,9 +31,8 @@
 //!   second time revokes its whole family. All state is in the local table
 //!   with TTLs (`store::authz`).
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::collections::BTreeMap;
+use std::time::Duration;
 
 use aws_lc_rs::digest::{SHA256, digest};
 use aws_lc_rs::hmac;
@@ -122,7 +121,7 @@ pub struct AuthServer {
     /// Fetches client documents (the webhooks' guarded client).
     outbound: Outbound,
     /// Client documents fetched, with when.
-    documents: Mutex<HashMap<String, (Instant, Client)>>,
+    documents: crate::expiring::Expiring<String, Client>,
 }
 
 fn random_token() -> String {
@@ -291,7 +290,7 @@ impl AuthServer {
             access_secs: options.access_secs.unwrap_or(ACCESS_SECS),
             form_key: hmac::Key::new(hmac::HMAC_SHA256, &key),
             outbound,
-            documents: Mutex::default(),
+            documents: crate::expiring::Expiring::new(Duration::from_secs(DOCUMENT_SECS)),
         }
     }
 
@@ -305,20 +304,16 @@ impl AuthServer {
                 Err(_) => Err("The server is temporarily unavailable; try again".into()),
             };
         };
-        let lock = || self.documents.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((at, client)) = lock().get(client_id)
-            && at.elapsed() < Duration::from_secs(DOCUMENT_SECS)
-        {
-            return Ok(client.clone());
-        }
-        let body = self
-            .outbound
-            .fetch_document(&url, MAX_DOCUMENT_BYTES)
+        self.documents
+            .get_or_load(client_id.to_owned(), async || {
+                let body = self
+                    .outbound
+                    .fetch_document(&url, MAX_DOCUMENT_BYTES)
+                    .await
+                    .map_err(|why| format!("The client's metadata document cannot be used: {why}"))?;
+                document_client(client_id, &body)
+            })
             .await
-            .map_err(|why| format!("The client's metadata document cannot be used: {why}"))?;
-        let client = document_client(client_id, &body)?;
-        lock().insert(client_id.to_owned(), (Instant::now(), client.clone()));
-        Ok(client)
     }
 
     /// One request to the authorization server.

@@ -21,13 +21,7 @@ impl Store {
     /// `get_inbox` for ingestion, kept `cache::CONFIG_CACHE_SECS` (every
     /// ingestion reads its inbox).
     pub async fn inbox_for_ingestion(&self, t: &Tenant, id: &str) -> Result<Option<Inbox>, StoreError> {
-        let pk = ws_pk(t);
-        if let Some(inbox) = self.cache.inbox(&pk, id) {
-            return Ok(inbox);
-        }
-        let inbox = self.get_inbox(t, id).await?;
-        self.cache.keep_inbox(&pk, id, inbox.clone());
-        Ok(inbox)
+        self.cache.inboxes.get_or_load((ws_pk(t), id.to_owned()), async || self.get_inbox(t, id).await).await
     }
 
     pub async fn get_inbox(&self, t: &Tenant, id: &str) -> Result<Option<Inbox>, StoreError> {

@@ -37,17 +37,18 @@ impl Store {
     /// reads at once, kept `cache::CONFIG_CACHE_SECS`: every ingestion asks).
     pub async fn sender_allowed(&self, t: &Tenant, inbox_id: &str, address: &str) -> Result<bool, StoreError> {
         let pk = ws_pk(t);
-        if let Some(allowed) = self.cache.sender(&pk, inbox_id, address) {
-            return Ok(allowed);
-        }
-        let domain = address.rsplit_once('@').map(|(_, d)| format!("@{d}")).unwrap_or_default();
-        let (a, d) = tokio::join!(
-            self.get::<AllowedSender>(pk.clone(), keys::sender(inbox_id, address)),
-            self.get::<AllowedSender>(pk.clone(), keys::sender(inbox_id, &domain)),
-        );
-        let allowed = a?.is_some() || d?.is_some();
-        self.cache.keep_sender(&pk, inbox_id, address, allowed);
-        Ok(allowed)
+        let key = (pk.clone(), inbox_id.to_owned(), address.to_owned());
+        self.cache
+            .senders
+            .get_or_load(key, async || {
+                let domain = address.rsplit_once('@').map(|(_, d)| format!("@{d}")).unwrap_or_default();
+                let (a, d) = tokio::join!(
+                    self.get::<AllowedSender>(pk.clone(), keys::sender(inbox_id, address)),
+                    self.get::<AllowedSender>(pk.clone(), keys::sender(inbox_id, &domain)),
+                );
+                Ok(a?.is_some() || d?.is_some())
+            })
+            .await
     }
 
     /// Stops allowing `sender`; returns false when it was not allowed (and

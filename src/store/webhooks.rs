@@ -27,22 +27,21 @@ impl Store {
     /// Every webhook of the workspace (every page), kept
     /// `cache::CONFIG_CACHE_SECS`: every job that sends an event asks.
     pub async fn all_webhooks(&self, t: &Tenant) -> Result<Vec<StoredWebhook>, StoreError> {
-        let pk = ws_pk(t);
-        if let Some(webhooks) = self.cache.webhooks(&pk) {
-            return Ok(webhooks);
-        }
-        let mut found = Vec::new();
-        let mut start = None;
-        loop {
-            let page = self.list_webhooks(t, 100, start).await?;
-            found.extend(page.items);
-            match page.next {
-                Some(next) => start = Some(next),
-                None => break,
-            }
-        }
-        self.cache.keep_webhooks(&pk, found.clone());
-        Ok(found)
+        self.cache
+            .webhooks
+            .get_or_load(ws_pk(t), async || {
+                let mut found = Vec::new();
+                let mut start = None;
+                loop {
+                    let page = self.list_webhooks(t, 100, start).await?;
+                    found.extend(page.items);
+                    match page.next {
+                        Some(next) => start = Some(next),
+                        None => return Ok(found),
+                    }
+                }
+            })
+            .await
     }
 
     pub async fn get_webhook(&self, t: &Tenant, id: &str) -> Result<Option<StoredWebhook>, StoreError> {

@@ -98,32 +98,26 @@ pub const SHARDS_CACHE_SECS: u64 = 30;
 /// The write shards of the workspaces a runner has run jobs for. A job
 /// arrives with its tenant's ids only (from the stream or the local scan);
 /// the records it makes go to the workspace's shards like a request's.
-#[derive(Default)]
-pub struct ShardsCache(std::sync::Mutex<std::collections::HashMap<(OrgId, WorkspaceId), (std::time::Instant, Shards)>>);
+pub struct ShardsCache(crate::expiring::Expiring<(OrgId, WorkspaceId), Shards>);
+
+impl Default for ShardsCache {
+    fn default() -> Self {
+        ShardsCache(crate::expiring::Expiring::new(Duration::from_secs(SHARDS_CACHE_SECS)))
+    }
+}
 
 impl Runner {
     /// `tenant` with its workspace's write shards (one read when not cached).
     pub async fn with_shards(&self, tenant: &Tenant) -> Result<Tenant, StoreError> {
         let key = (tenant.org.clone(), tenant.workspace.clone());
-        let lock = || self.shards.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let cached =
-            lock().get(&key).filter(|(at, _)| at.elapsed() < Duration::from_secs(SHARDS_CACHE_SECS)).map(|(_, s)| *s);
-        let shards = match cached {
+        // `get` and `put`, not `get_or_load`: one more async layer in every
+        // job's future is past the worker binary's type-depth limit.
+        let shards = match self.shards.0.get(&key) {
             Some(shards) => shards,
             None => {
-                let shards = self
-                    .store
-                    .org_workspaces(&tenant.org)
-                    .await?
-                    .shards
-                    .get(&tenant.workspace)
-                    .copied()
-                    .unwrap_or_default();
-                let mut map = lock();
-                if map.len() >= 10_000 {
-                    map.clear();
-                }
-                map.insert(key, (std::time::Instant::now(), shards));
+                let org = self.store.org_workspaces(&tenant.org).await?;
+                let shards = org.shards.get(&tenant.workspace).copied().unwrap_or_default();
+                self.shards.0.put(key, shards);
                 shards
             }
         };
