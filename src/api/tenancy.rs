@@ -52,8 +52,11 @@ pub enum TenancyError {
 /// its workspace without a round trip. The price is the delay before a
 /// change (a revoked membership, a new one, a changed role) takes effect: at
 /// most `ttl`. A zero `ttl` reads the table every time.
+/// A person's workspaces, with the role in each.
+type Memberships = Arc<Vec<(WorkspaceId, Role)>>;
+
 pub struct MembershipCache {
-    people: Expiring<(OrgId, String), Arc<Vec<(WorkspaceId, Role)>>>,
+    people: Expiring<(OrgId, String), Memberships>,
     orgs: Expiring<OrgId, Arc<OrgWorkspaces>>,
 }
 
@@ -63,11 +66,7 @@ impl MembershipCache {
     }
 
     /// Every workspace the person belongs to, with the role (one query when cold).
-    async fn memberships(
-        &self,
-        store: &Store,
-        principal: &Principal,
-    ) -> Result<Arc<Vec<(WorkspaceId, Role)>>, StoreError> {
+    async fn memberships(&self, store: &Store, principal: &Principal) -> Result<Memberships, StoreError> {
         let key = (principal.org.clone(), principal.sub.clone());
         self.people
             .get_or_load(key, async || store.memberships(&principal.org, &principal.sub).await.map(Arc::new))
