@@ -19,6 +19,7 @@ reads it). moto is pinned in scripts/db.sh for these internals.
 Usage: python scripts/moto_server.py HOST PORT
 """
 import copy
+import io
 import signal
 import sys
 import threading
@@ -109,11 +110,40 @@ DynamoDBBackend.transact_write_items = _transact_write_items
 
 
 class _KeepAlive(MotoRequestHandler):
-    """HTTP/1.1, so a client keeps its connection open between calls, as it
-    does with DynamoDB (Werkzeug's default, HTTP/1.0, closes every
-    connection: each call paid a TCP connect and a new HTTP connection)."""
+    """Keeps a client's connection open between calls, as DynamoDB does.
+
+    Werkzeug's development server answers every request with
+    `Connection: close` (even over HTTP/1.1), because an application that
+    leaves part of a request body unread would leave it in front of the next
+    request line. So here the body is read whole before the application runs
+    and handed to it from memory; the connection is then positioned at the
+    next request whatever the application read, and the `Connection: close`
+    Werkzeug adds is dropped. A request without a length (chunked) still
+    closes its connection. Without this every call paid a TCP connect and a
+    fresh HTTP connection, which DynamoDB's clients never pay.
+    """
 
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in separate writes: with Nagle's algorithm on,
+    # the body waits for the client's delayed ACK (40 ms) on a kept-alive
+    # connection. DynamoDB's endpoints answer at once.
+    disable_nagle_algorithm = True
+
+    def run_wsgi(self):
+        length = self.headers.get("Content-Length")
+        self._keep_alive = length is not None and "Transfer-Encoding" not in self.headers
+        connection = self.rfile
+        if self._keep_alive:
+            self.rfile = io.BytesIO(connection.read(int(length)))
+        try:
+            return super().run_wsgi()
+        finally:
+            self.rfile = connection
+
+    def send_header(self, keyword, value):
+        if keyword.lower() == "connection" and value.lower() == "close" and getattr(self, "_keep_alive", False):
+            return
+        super().send_header(keyword, value)
 
     def log_request(self, *args, **kwargs):
         """No line per request (errors are still logged): a test run makes
