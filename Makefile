@@ -5,7 +5,7 @@ SHELL := /bin/bash
 PORT ?= 3000
 CARGO ?= cargo
 
-.PHONY: help run reset test conformance lint build build-McpFunction build-WorkerFunction deploy invoke bench fmt clean db db-stop token openapi fuzz
+.PHONY: help run reset test conformance lint build build-McpFunction build-WorkerFunction deploy invoke bench profile fmt clean db db-stop token openapi fuzz
 
 ## What each target does (this list; the default).
 help:
@@ -70,9 +70,13 @@ invoke:
 fuzz:
 	scripts/fuzz.sh
 
-## Side-by-side performance measurements; writes bench/results.md.
+## Side-by-side performance measurements (BENCH_BASELINE=<rev> adds the server at that commit); writes .local/bench/results.md.
 bench:
 	scripts/bench.sh
+
+## Instruction counts per request under callgrind: tools/call emails_get beside the bare-SDK peer's GetItem.
+profile:
+	scripts/profile.sh
 
 ## Start the local DynamoDB-compatible server (moto) on 127.0.0.1, port DYNAMODB_PORT (default 8000).
 db:

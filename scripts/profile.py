@@ -1,0 +1,163 @@
+"""Instruction counts per request under callgrind: this server's
+`tools/call emails_get` and the bare-SDK peer's `GetItem`, side by side.
+
+Run by scripts/profile.sh (`make profile`), which builds both release
+binaries with their symbols kept and starts the local database. Each server
+runs under `valgrind --tool=callgrind` with instrumentation off; after a warm-up
+(JWKS, membership, the first connection) instrumentation is switched on, N
+requests are sent over one keep-alive connection, and the counts are
+dumped. Instruction counts do not depend on the machine's load, so two runs
+on a busy machine compare. Writes .local/profile/<name>.callgrind and prints
+instructions per request and the functions that cost most (inclusive).
+
+The rmcp peer's `tools/list` too, when `make bench` has built it (it has no
+symbols: its total only).
+
+Environment: PROFILE_REQUESTS (default 300), PROFILE_TOP (default 40),
+PROFILE_ONLY=server|sdk|rmcp.
+"""
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TARGET = os.environ["CARGO_TARGET_DIR"]
+OUT = os.path.join(ROOT, ".local/profile")
+N = int(os.environ.get("PROFILE_REQUESTS", "300"))
+TOP = int(os.environ.get("PROFILE_TOP", "40"))
+ONLY = os.environ.get("PROFILE_ONLY", "")
+TABLE = f"profile-{os.getpid()}"
+EMAIL = "eml_telecom_nov"
+BEARER = "profile-bearer"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def callgrind(cmd, env, out):
+    return subprocess.Popen(["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}",
+                             *cmd], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def control(pid, *args):
+    subprocess.run(["callgrind_control", *args, str(pid)], check=True, stdout=subprocess.DEVNULL)
+
+
+def request(conn, path, headers, body):
+    conn.request("POST", path, json.dumps(body), headers)
+    answer = conn.getresponse()
+    answer.read()
+    return answer.status
+
+
+def drive(port, phases, proc, out, name):
+    """phases: [(label, path, headers, body)]; one dump per phase."""
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            status = request(conn, *phases[0][1:])
+            break
+        except OSError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise SystemExit(f"{name} did not start under valgrind")
+            time.sleep(0.2)
+    if status != 200:
+        raise SystemExit(f"{name} answered {status}")
+    for _ in range(20):  # warm: caches, the connection pool, lazy statics
+        for phase in phases:
+            request(conn, *phase[1:])
+    for label, *call in phases:
+        control(proc.pid, "-i", "on")
+        for _ in range(N):
+            if request(conn, *call) != 200:
+                raise SystemExit(f"{name} {label} failed")
+        control(proc.pid, "-i", "off")
+        control(proc.pid, "-d")
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    results = {}
+    for i, (label, *_) in enumerate(phases, start=1):
+        report = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", f"{out}.{i}"],
+                                capture_output=True, text=True).stdout
+        total = next(int(l.split()[0].replace(",", "")) for l in report.splitlines()
+                     if l.strip().endswith("PROGRAM TOTALS"))
+        print(f"\n== {name} {label}: {total / N:,.0f} instructions per request ({N} requests) ==")
+        rows = [l.strip() for l in report.splitlines() if l.strip()[:1].isdigit() and "PROGRAM TOTALS" not in l]
+        for line in rows[:TOP]:
+            count, _, fn = line.partition(" ")
+            count = int(count.replace(",", ""))
+            print(f"{count / N:>10,.0f}  {count / total * 100:5.1f}%  {fn.strip()[:160]}")
+        results[label] = total / N
+    return results
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    for f in os.listdir(OUT):
+        os.unlink(os.path.join(OUT, f))
+    server = os.path.join(TARGET, "profiling/kobana-inbox-mcp")
+    peer = os.path.join(TARGET, "profiling/examples/sdk_peer")
+    port, issuer_port = free_port(), free_port()
+    env = dict(os.environ, PORT=str(port), DEV_ISSUER_PORT=str(issuer_port), TABLE_NAME=TABLE,
+               DEV_ISSUER_KEY=os.path.join(ROOT, ".local/bench-issuer.key"), RATE_LIMIT_PER_MINUTE="0",
+               LOG_FORMAT="json", RUST_LOG="info")
+    subprocess.run([server, "create-table"], env=env, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([server, "seed"], env=env, check=True, stdout=subprocess.DEVNULL)
+    results = {}
+    if ONLY in ("", "sdk"):
+        peer_port = free_port()
+        peer_env = dict(os.environ, PORT=str(peer_port), BEARER=BEARER, TABLE_NAME=TABLE,
+                        PK="T#org_demo#W#ws_main", SK=f"EML#{EMAIL}")
+        out = os.path.join(OUT, "sdk.callgrind")
+        phase = ("GetItem", "/", {"content-type": "application/json", "authorization": f"Bearer {BEARER}"},
+                 {"id": EMAIL})
+        results.update(drive(peer_port, [phase], callgrind([peer], peer_env, out), out, "bare-SDK peer"))
+    if ONLY in ("", "server"):
+        token = subprocess.run([server, "dev-token"], env=dict(env, AUD="mcp"), check=True, capture_output=True,
+                               text=True).stdout.strip()
+        meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {}}
+        def phase(label, method, params, name=None):
+            headers = {"content-type": "application/json", "accept": "application/json, text/event-stream",
+                       "authorization": f"Bearer {token}", "x-workspace-id": "ws_main",
+                       "mcp-protocol-version": "2026-07-28", "mcp-method": method}
+            if name:
+                headers["mcp-name"] = name
+            return label, "/mcp", headers, {"jsonrpc": "2.0", "id": 1, "method": method, "params": dict(params, _meta=meta)}
+        out = os.path.join(OUT, "server.callgrind")
+        phases = [phase("tools/call emails_get", "tools/call", {"name": "emails_get", "arguments": {"id": EMAIL}},
+                        "emails_get"),
+                  phase("server/discover", "server/discover", {})]
+        results.update(drive(port, phases, callgrind([server, "serve"], env, out), out, "this server"))
+    rmcp = os.path.join(TARGET, "rmcp-peer/release/rmcp-peer")
+    if ONLY in ("", "rmcp") and os.access(rmcp, os.X_OK):
+        rmcp_port = free_port()
+        out = os.path.join(OUT, "rmcp.callgrind")
+        phase = ("tools/list", "/mcp", {"content-type": "application/json", "accept": "application/json, text/event-stream",
+                                        "mcp-protocol-version": "2025-06-18", "authorization": f"Bearer {BEARER}"},
+                 {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
+        results.update({f"rmcp {k}": v for k, v in drive(rmcp_port, [phase], callgrind(
+            [rmcp], dict(os.environ, PORT=str(rmcp_port), BEARER=BEARER), out), out, "rmcp peer").items()})
+    if "server/discover" in results and "rmcp tools/list" in results:
+        print(f"server/discover ÷ rmcp tools/list: {results['server/discover'] / results['rmcp tools/list']:.2f}× "
+              "instructions per request")
+    if "GetItem" in results and "tools/call emails_get" in results:
+        print(f"\nemails_get ÷ bare-SDK GetItem: {results['tools/call emails_get'] / results['GetItem']:.2f}× "
+              "instructions per request")
+
+
+if __name__ == "__main__":
+    main()
