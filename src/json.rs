@@ -1,7 +1,8 @@
 //! Strict JSON: what both surfaces parse request bodies with. Like
 //! `serde_json::from_str::<Value>`, but an object with a repeated key is an
 //! error instead of silently keeping the last value, so no check can read one
-//! value of a member and a handler another.
+//! value of a member and a handler another. And `text`: how every answer's
+//! JSON is written.
 
 use std::fmt;
 
@@ -12,6 +13,15 @@ use serde_json::{Map, Value};
 /// deeper is a parse error (-32700 on MCP, `invalid_json` on REST), never a
 /// stack overflow.
 pub const MAX_DEPTH: usize = 127;
+
+/// `value` as compact JSON text. Through serde_json's byte writer: a
+/// `Value`'s `Display` (`to_string()`) writes through `fmt::Formatter` one
+/// token at a time, about three times the work.
+pub fn text(value: &Value) -> String {
+    // Writing a `Value` cannot fail (its keys are strings); `Display` is the
+    // fallback that cannot fail either.
+    serde_json::to_string(value).unwrap_or_else(|_| value.to_string())
+}
 
 /// Parses JSON like `serde_json::from_str::<Value>`, but rejects an object with
 /// a repeated key instead of silently keeping the last value.

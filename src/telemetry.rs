@@ -1,6 +1,12 @@
 //! Logging: JSON lines on Lambda (CloudWatch), readable lines locally. The
-//! filter comes from `RUST_LOG` (default `info`). Request spans carry the
-//! request id, era and method; bodies and credential headers are never logged.
+//! filter comes from `RUST_LOG` (default `info`). A request's span carries
+//! its id and HTTP method (set once, when it opens); what the request turned
+//! out to be — path, era, method, tool, task, person, workspace, status,
+//! DynamoDB calls — is noted on a `RequestLine` as it is learnt and written
+//! once, in the request's one `answered` line. (Recording each of those on
+//! the span instead had the JSON formatter re-read and re-write the span's
+//! fields at every record: a third of a cheap request's CPU.) Bodies and
+//! credential headers are never logged.
 //!
 //! Metrics: CloudWatch Embedded Metric Format, one JSON line on stdout per
 //! measured event (a request, a finished job, a webhook delivery), which
@@ -11,11 +17,44 @@
 //! unless the binary turns them on (`METRICS`, default on), so the tests'
 //! in-process servers print nothing.
 
+use std::cell::RefCell;
 use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::{Map, Value, json};
 use tracing_subscriber::EnvFilter;
+
+/// What a request's `answered` line says besides its status: noted by
+/// whichever layer learns it (`note`), while the request runs.
+#[derive(Debug, Default)]
+pub struct RequestLine {
+    pub path: Option<String>,
+    pub era: Option<&'static str>,
+    pub method: Option<&'static str>,
+    /// The tool a `tools/call` ran (the line names it).
+    pub operation: Option<&'static str>,
+    pub task: Option<String>,
+    pub sub: Option<String>,
+    pub workspace: Option<String>,
+}
+
+tokio::task_local! {
+    static LINE: RefCell<RequestLine>;
+}
+
+/// Runs `request` with a fresh `RequestLine`, and returns what it noted.
+pub async fn with_request_line<T>(request: impl std::future::Future<Output = T>) -> (T, RequestLine) {
+    LINE.scope(RefCell::default(), async {
+        let out = request.await;
+        (out, LINE.with(RefCell::take))
+    })
+    .await
+}
+
+/// Notes something on the running request's line (nothing outside a request).
+pub fn note(f: impl FnOnce(&mut RequestLine)) {
+    let _ = LINE.try_with(|line| f(&mut line.borrow_mut()));
+}
 
 /// The CloudWatch namespace of every metric.
 pub const NAMESPACE: &str = "KobanaInbox";

@@ -32,7 +32,7 @@ pub mod workspace;
 use http::StatusCode;
 use percent_encoding::percent_decode_str;
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::domain::records::Job;
 use crate::domain::{Permission, Scope};
@@ -68,7 +68,10 @@ impl ApiResponse {
 
     pub fn data<T: Serialize>(status: StatusCode, data: &T) -> Result<ApiResponse, ApiError> {
         let data = serde_json::to_value(data).map_err(ApiError::unserializable)?;
-        Ok(ApiResponse::ok(status, json!({"data": data})))
+        // Not `json!`: it would copy `data` by serializing it again.
+        let mut body = serde_json::Map::new();
+        body.insert("data".into(), data);
+        Ok(ApiResponse::ok(status, Value::Object(body)))
     }
 
     pub fn is_success(&self) -> bool {

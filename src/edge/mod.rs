@@ -17,7 +17,7 @@ use http::StatusCode;
 use http::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderName, HeaderValue};
 use lambda_http::{Body, Request, RequestExt, Response};
 use serde_json::{Value, json};
-use tracing::{Instrument, field};
+use tracing::Instrument;
 
 use crate::api::Services;
 use crate::auth::Verifier;
@@ -55,28 +55,27 @@ pub async fn handle(edge: &Edge, req: Request) -> Response<Body> {
         .map(|c| c.request_id.clone())
         .filter(|id| !id.is_empty())
         .unwrap_or_else(new_request_id);
-    let span = tracing::info_span!(
-        "request",
-        request_id = %request_id,
-        http_method = %req.method(),
-        path = field::Empty,
-        era = field::Empty,
-        method = field::Empty,
-        operation = field::Empty,
-        task = field::Empty,
-        sub = field::Empty,
-        workspace = field::Empty,
-        status = field::Empty,
-        dynamodb_calls = field::Empty,
-    );
+    let span = tracing::info_span!("request", request_id = %request_id, http_method = %req.method());
     let started = std::time::Instant::now();
     async move {
-        let ((response, label), round_trips) = crate::store::counting(route(edge, req, &request_id)).await;
-        let span = tracing::Span::current();
+        // Boxed once: the route's future is large, and each wrapper below
+        // would otherwise move it by value.
+        let routed = Box::pin(route(edge, req, &request_id));
+        let (((response, label), round_trips), line) =
+            crate::telemetry::with_request_line(crate::store::counting(routed)).await;
         let status = response.status().as_u16();
-        span.record("status", status);
-        span.record("dynamodb_calls", round_trips);
-        tracing::info!("answered");
+        tracing::info!(
+            path = line.path,
+            era = line.era,
+            method = line.method,
+            operation = line.operation,
+            task = line.task,
+            sub = line.sub,
+            workspace = line.workspace,
+            status,
+            dynamodb_calls = round_trips,
+            "answered"
+        );
         request_metrics(&label, status, started.elapsed(), round_trips, &request_id);
         response
     }
@@ -134,7 +133,8 @@ async fn route(edge: &Edge, req: Request, request_id: &str) -> (Response<Body>, 
     // Behind a REST API (v1) stage the URI carries the stage; the raw path does not.
     let raw = req.raw_http_path();
     let path = if raw.is_empty() { req.uri().path().to_owned() } else { raw.to_owned() };
-    tracing::Span::current().record("path", loggable(&path));
+    let logged = loggable(&path);
+    crate::telemetry::note(|line| line.path = Some(logged));
     // `/mcp` and its narrowing path forms (`/mcp/readonly`, `/mcp/x/{toolsets}`).
     let is_mcp = path == "/mcp" || path == "/mcp/readonly" || path.starts_with("/mcp/x/");
     let endpoint = if is_mcp { Endpoint::Mcp } else { Endpoint::Other };
@@ -185,23 +185,15 @@ async fn route(edge: &Edge, req: Request, request_id: &str) -> (Response<Body>, 
             let request =
                 McpRequest { path: &path, headers: &parts.headers, query: parts.uri.query(), body: body_bytes(&body) };
             let reply = mcp::handle(edge, &request, &mut trace).await;
-            let span = tracing::Span::current();
-            if let Some(era) = trace.era {
-                span.record("era", era);
-            }
-            if let Some(method) = trace.method {
-                span.record("method", method);
-            }
-            // The tool a `tools/call` ran, so the request's line names it.
-            if let Some(operation) = trace.operation.filter(|op| Some(*op) != trace.method) {
-                span.record("operation", operation);
-            }
-            if let Some(sub) = &trace.sub {
-                span.record("sub", sub.as_str());
-            }
-            if let Some(ws) = &trace.workspace {
-                span.record("workspace", ws.as_str());
-            }
+            let (sub, workspace) = (trace.sub.take(), trace.workspace.take());
+            crate::telemetry::note(|line| {
+                line.era = trace.era;
+                line.method = trace.method;
+                // The tool a `tools/call` ran, so the request's line names it.
+                line.operation = trace.operation.filter(|op| Some(*op) != trace.method);
+                line.sub = sub;
+                line.workspace = workspace;
+            });
             (mcp_response(reply), Label { surface: "mcp", operation: trace.operation.unwrap_or("unparsed") })
         }
         "/.well-known/oauth-protected-resource" | "/.well-known/oauth-protected-resource/mcp"
@@ -290,7 +282,7 @@ fn base_response(status: StatusCode, body: Body) -> Response<Body> {
 }
 
 pub(crate) fn json_response(status: StatusCode, value: &Value) -> Response<Body> {
-    json_text_response(status, value.to_string())
+    json_text_response(status, crate::json::text(value))
 }
 
 /// A JSON body that is already serialized.

@@ -150,7 +150,7 @@ async fn authenticated(edge: &Edge, req: &RestRequest<'_>, principal: &Principal
         Needs::Org(_) => edge.api.resolve_org_admin(principal).await?,
         Needs::Role(..) | Needs::Handler { .. } | Needs::Job { .. } => edge.api.resolve(principal, header).await?,
     };
-    tracing::Span::current().record("workspace", tenant.workspace.as_str());
+    crate::telemetry::note(|line| line.workspace = Some(tenant.workspace.as_str().to_owned()));
     let key = match req.headers.get("idempotency-key") {
         None => None,
         Some(value) => match value.to_str() {

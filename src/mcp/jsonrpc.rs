@@ -170,7 +170,12 @@ pub fn error_body(id: Option<&Value>, error: &RpcError) -> Value {
 
 /// The body of a JSON-RPC success response.
 pub fn result_body(id: &Value, result: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": result})
+    // Built member by member: `json!` would copy `result` by serializing it.
+    let mut body = Map::new();
+    body.insert("jsonrpc".into(), Value::from("2.0"));
+    body.insert("id".into(), id.clone());
+    body.insert("result".into(), result);
+    Value::Object(body)
 }
 
 /// A parsed request or notification that passed the shape checks (stage B).

@@ -33,7 +33,10 @@ pub fn tool_result(version: ProtocolVersion, body: &Value, is_error: bool) -> Ou
 /// The `CallToolResult` object of `tool_result` (also what a completed task inlines).
 pub fn call_tool_result(version: ProtocolVersion, body: &Value, is_error: bool) -> Value {
     let mut result = Map::new();
-    result.insert("content".into(), json!([{"type": "text", "text": body.to_string()}]));
+    let mut text = Map::new();
+    text.insert("type".into(), Value::from("text"));
+    text.insert("text".into(), Value::String(crate::json::text(body)));
+    result.insert("content".into(), Value::Array(vec![Value::Object(text)]));
     if version != ProtocolVersion::V2025_03_26 && body.is_object() {
         result.insert("structuredContent".into(), body.clone());
     }

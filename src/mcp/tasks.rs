@@ -54,7 +54,7 @@ pub const POLL_INTERVAL_MS: u64 = 1000;
 /// job just enqueued, when the 202 body carries one.
 pub fn created(response: &ApiResponse) -> Option<Value> {
     let job = response.job.as_ref()?;
-    tracing::Span::current().record("task", job.id.as_str());
+    crate::telemetry::note(|line| line.task = Some(job.id.as_str().to_owned()));
     Some(Value::Object(envelope(job)))
 }
 
@@ -65,7 +65,7 @@ pub async fn start(call: &Call<'_>, tenant: &Tenant, tool: &str, input: Value) -
     let ctx = call.api_ctx(tenant, tool);
     match jobs::start_tool(&ctx, tool, input).await {
         Ok(job) => {
-            tracing::Span::current().record("task", job.id.as_str());
+            crate::telemetry::note(|line| line.task = Some(job.id.as_str().to_owned()));
             Ok(Outcome::Task(Value::Object(envelope(&job))))
         }
         Err(ApiError::Unavailable) => Err(unavailable()),
@@ -208,7 +208,7 @@ pub async fn dispatch(call: &Call<'_>, tenant: &Tenant, method: Method) -> Resul
     }
     // The request's log line names the task (a well-formed id only: it came from the client).
     if crate::domain::ids::is_id(crate::domain::ids::Kind::Job, task_id) {
-        tracing::Span::current().record("task", task_id.as_str());
+        crate::telemetry::note(|line| line.task = Some(task_id.as_str().to_owned()));
     }
     let ctx = call.api_ctx(tenant, name);
     if method == Method::TasksCancel && call.narrowing.readonly {

@@ -161,6 +161,12 @@ impl Store {
             .region(Region::new(config.region.clone()))
             .timeout_config(timeouts)
             .retry_config(retry)
+            // Stalled-stream protection watches a body's throughput while it
+            // streams (an S3 download); a DynamoDB call's body is one small
+            // JSON document, and every call is already bounded by the attempt
+            // and operation timeouts above. Off, each call skips its body
+            // wrappers, their clock reads and their grace-period timer.
+            .stalled_stream_protection(aws_config::stalled_stream_protection::StalledStreamProtectionConfig::disabled())
             .http_client(crate::tls::sdk_http_client());
         if let Some(endpoint) = &config.endpoint {
             // The local server accepts any credentials; never look for real ones.
