@@ -54,17 +54,17 @@ pub fn client_config_also_trusting(pem: &[u8]) -> Result<rustls::ClientConfig, S
     Ok(trusting(roots))
 }
 
-/// The AWS SDK clients' HTTPS client (DynamoDB, Secrets Manager), trusting
-/// the same roots (its own loader would read the system store). Built once:
-/// parsing the roots is the costly part, and the clients share it (and its
-/// connection pool).
+/// An HTTPS client for an AWS SDK client (DynamoDB, Secrets Manager),
+/// trusting the same roots (its own loader would read the system store).
+/// One per SDK client, each with its own connection pool: a kept-alive
+/// connection belongs to the runtime that opened it, and a pool shared by
+/// two runtimes (the tests run one each) would hand one of them a
+/// connection whose other end went with the other runtime. The roots' text
+/// is made once.
 pub fn sdk_http_client() -> aws_sdk_dynamodb::config::SharedHttpClient {
-    static CLIENT: OnceLock<aws_sdk_dynamodb::config::SharedHttpClient> = OnceLock::new();
-    CLIENT.get_or_init(build_sdk_http_client).clone()
-}
-
-fn build_sdk_http_client() -> aws_sdk_dynamodb::config::SharedHttpClient {
-    let trust = TrustStore::empty().with_native_roots(false).with_pem_certificate(roots_pem().into_bytes());
+    static PEM: OnceLock<String> = OnceLock::new();
+    let pem = PEM.get_or_init(roots_pem);
+    let trust = TrustStore::empty().with_native_roots(false).with_pem_certificate(pem.as_bytes().to_vec());
     let context = TlsContext::builder().with_trust_store(trust).build();
     let builder = aws_smithy_http_client::Builder::new()
         .tls_provider(tls::Provider::Rustls(tls::rustls_provider::CryptoMode::AwsLc));
