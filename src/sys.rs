@@ -22,10 +22,10 @@ pub fn unix_now() -> u64 {
 }
 
 /// `N` bytes from the kernel's CSPRNG (`getrandom(2)`): ids, nonces,
-/// secrets. Not aws-lc's generator: its first use seeds a CPU-jitter entropy
-/// source, 30–50 ms of a cold start; `warm_crypto` pays that at INIT instead,
-/// for TLS. The kernel's generator never fails once the system has booted;
-/// should it, the process cannot make a safe value and stops.
+/// secrets. (aws-lc, for TLS, seeds from the same source: its CPU-jitter
+/// entropy source, 30–50 ms of a cold start, is left out of the build,
+/// `.cargo/config.toml`.) The kernel's generator never fails once the system
+/// has booted; should it, the process cannot make a safe value and stops.
 pub fn random<const N: usize>() -> [u8; N] {
     let mut bytes = [0u8; N];
     if let Err(error) = getrandom::fill(&mut bytes) {
