@@ -463,7 +463,7 @@ def main():
         gates.append(gate(f"`server/discover` CPU/req ÷ rmcp `tools/list` (adjacent runs), c={c}",
                           paired("server", DISCOVER, c), 0.5))
 
-    # DynamoDB round trips per request type, from the request spans.
+    # DynamoDB round trips per request type, from the requests' log lines.
     trips = {}
     with open(LOG) as f:
         for entry_line in f:
@@ -471,11 +471,10 @@ def main():
                 entry = json.loads(entry_line)
             except ValueError:
                 continue
-            span = entry.get("span") or {}
-            message = entry.get("message", entry.get("fields", {}).get("message"))
-            if message == "answered" and "dynamodb_calls" in span:
-                key = f"{span.get('method', span.get('path'))} → {span.get('status')}"
-                trips.setdefault(key, set()).add(span["dynamodb_calls"])
+            # The request's `answered` line carries its fields itself (JSON lines, flattened).
+            if entry.get("message") == "answered" and "dynamodb_calls" in entry:
+                key = f"{entry.get('method', entry.get('path'))} → {entry.get('status')}"
+                trips.setdefault(key, set()).add(entry["dynamodb_calls"])
 
     zipped = os.path.join(ROOT, ".local/bench-bootstrap.zip")
     with zipfile.ZipFile(zipped, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:

@@ -22,7 +22,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -36,6 +36,8 @@ pub struct RequestLine {
     pub task: Option<String>,
     pub sub: Option<String>,
     pub workspace: Option<String>,
+    /// DynamoDB calls the request made (`store::count_round_trip`).
+    pub dynamodb_calls: u32,
 }
 
 tokio::task_local! {

@@ -58,12 +58,11 @@ pub async fn handle(edge: &Edge, req: Request) -> Response<Body> {
     let span = tracing::info_span!("request", request_id = %request_id, http_method = %req.method());
     let started = std::time::Instant::now();
     async move {
-        // Boxed once: the route's future is large, and each wrapper below
-        // would otherwise move it by value.
+        // Boxed: the route's future is large, and the wrapper would
+        // otherwise move it by value.
         let routed = Box::pin(route(edge, req, &request_id));
-        let (((response, label), round_trips), line) =
-            crate::telemetry::with_request_line(crate::store::counting(routed)).await;
-        let status = response.status().as_u16();
+        let ((response, label), line) = crate::telemetry::with_request_line(routed).await;
+        let (status, round_trips) = (response.status().as_u16(), line.dynamodb_calls);
         tracing::info!(
             path = line.path,
             era = line.era,

@@ -35,7 +35,6 @@ pub use org::Removal;
 pub use webhooks::StoredWebhook;
 pub use writes::Audit;
 
-use std::cell::Cell;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::Client;
@@ -43,22 +42,9 @@ use aws_sdk_dynamodb::config::{Credentials, Region};
 use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::types::AttributeValue;
 
-tokio::task_local! {
-    static ROUND_TRIPS: Cell<u32>;
-}
-
-/// Runs `fut` with a fresh round-trip counter; returns its output and the count.
-pub async fn counting<F: Future>(fut: F) -> (F::Output, u32) {
-    ROUND_TRIPS
-        .scope(Cell::new(0), async {
-            let out = fut.await;
-            (out, ROUND_TRIPS.try_with(Cell::get).unwrap_or(0))
-        })
-        .await
-}
-
+/// One DynamoDB call more on the running request's log line (`dynamodb_calls`).
 pub(crate) fn count_round_trip() {
-    let _ = ROUND_TRIPS.try_with(|c| c.set(c.get() + 1));
+    crate::telemetry::note(|line| line.dynamodb_calls += 1);
 }
 
 #[derive(Debug, thiserror::Error)]
