@@ -173,9 +173,11 @@ def post_ok(url, headers, body):
 
 
 def rss_kib(pid):
+    """VmRSS, VmHWM, RssAnon (heap, stacks) and RssFile (the binary's and
+    libraries' pages mapped in), in KiB."""
     with open(f"/proc/{pid}/status") as f:
         fields = dict(line.split(":", 1) for line in f)
-    return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
+    return tuple(int(fields[k].split()[0]) for k in ("VmRSS", "VmHWM", "RssAnon", "RssFile"))
 
 
 def cpu_ticks(pid):
@@ -426,7 +428,9 @@ def main():
         labels += [("sdk", "bare-SDK peer")] + [(key, label) for key, _, label in servers]
     memory = ["| Memory (RSS) | " + " | ".join(label for _, label in labels) + " |",
               "|---|" + "---:|" * len(labels)]
-    for i, what in enumerate(("idle (after warm-up)", "after the load runs", "peak (VmHWM)")):
+    for i, what in enumerate(("idle (after warm-up)", "after the load runs", "peak (VmHWM)",
+                              "after the load runs: anonymous (heap, stacks)",
+                              "after the load runs: file-backed (binary, libraries)")):
         memory.append(f"| {what} | " + " | ".join(f"{rss[k][i] / 1024:.1f} MiB" for k, _ in labels) + " |")
     start = [f"| Start-up (median of {STARTS}): process start → first answered request | ms |", "|---|---:|",
              f"| ceiling: fixed body | {startup['ceiling']:.1f} |",

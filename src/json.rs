@@ -23,6 +23,13 @@ pub fn text(value: &Value) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| value.to_string())
 }
 
+/// Appends `value` to `out` as a JSON string (quoted and escaped).
+pub fn write_string(out: &mut Vec<u8>, value: &str) {
+    use serde::Serializer as _;
+    // Writing into a Vec cannot fail.
+    let _ = serde_json::Serializer::new(out).serialize_str(value);
+}
+
 /// Parses JSON like `serde_json::from_str::<Value>`, but rejects an object with
 /// a repeated key instead of silently keeping the last value.
 pub fn parse_strict(text: &str) -> Result<Value, serde_json::Error> {

@@ -36,7 +36,7 @@ pub async fn dispatch(call: &Call<'_>, tenant: Option<&Tenant>) -> Result<(Outco
         return Err(call.era.method_not_found(&call.message.method));
     };
     match method {
-        Method::ServerDiscover => return complete(server.discover.clone()),
+        Method::ServerDiscover => return Ok((Outcome::Serialized(server.discover.clone()), version)),
         Method::Initialize => {
             let (result, negotiated) = initialize(catalogue.identity(), params)?;
             return Ok((Outcome::Complete(result), negotiated));

@@ -25,9 +25,28 @@ pub fn step_up(call: &Call<'_>, scopes: &[Scope]) -> RpcError {
 }
 
 /// A tool result carrying `body` (the endpoint's JSON) as text and, where the
-/// version has it, as `structuredContent`.
+/// version has it, as `structuredContent`: `call_tool_result`'s members,
+/// written as text. The body is serialized once and used twice (as the text
+/// content, escaped, and as the structured content) instead of copied into
+/// a tree that is serialized again with the answer.
 pub fn tool_result(version: ProtocolVersion, body: &Value, is_error: bool) -> Outcome {
-    Outcome::Complete(call_tool_result(version, body, is_error))
+    let text = crate::json::text(body);
+    let mut out = Vec::with_capacity(2 * text.len() + 96);
+    out.extend_from_slice(b"{\"content\":[{\"type\":\"text\",\"text\":");
+    crate::json::write_string(&mut out, &text);
+    out.extend_from_slice(b"}]");
+    if has_structured_content(version, body) {
+        out.extend_from_slice(b",\"structuredContent\":");
+        out.extend_from_slice(text.as_bytes());
+    }
+    out.extend_from_slice(if is_error { b",\"isError\":true}" } else { b",\"isError\":false}" });
+    // JSON text written from `str`s only: valid UTF-8.
+    Outcome::Serialized(String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+}
+
+/// Whether a result in `version` carries `body` as `structuredContent` too.
+fn has_structured_content(version: ProtocolVersion, body: &Value) -> bool {
+    version != ProtocolVersion::V2025_03_26 && body.is_object()
 }
 
 /// The `CallToolResult` object of `tool_result` (also what a completed task inlines).
@@ -37,7 +56,7 @@ pub fn call_tool_result(version: ProtocolVersion, body: &Value, is_error: bool) 
     text.insert("type".into(), Value::from("text"));
     text.insert("text".into(), Value::String(crate::json::text(body)));
     result.insert("content".into(), Value::Array(vec![Value::Object(text)]));
-    if version != ProtocolVersion::V2025_03_26 && body.is_object() {
+    if has_structured_content(version, body) {
         result.insert("structuredContent".into(), body.clone());
     }
     result.insert("isError".into(), Value::Bool(is_error));

@@ -565,9 +565,8 @@ pub async fn capture_logs(run: impl std::future::Future<Output = ()>) -> String 
     static INSTALLED: std::sync::Once = std::sync::Once::new();
     INSTALLED.call_once(|| {
         let subscriber = tracing_subscriber::fmt()
-            .json()
-            .with_current_span(true)
-            .flatten_event(true)
+            .fmt_fields(tracing_subscriber::fmt::format::JsonFields::new())
+            .event_format(inbox::telemetry::JsonLine)
             .with_max_level(tracing::Level::INFO)
             .with_writer(|| ThreadCapture)
             .finish();
