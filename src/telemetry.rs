@@ -26,7 +26,8 @@ use serde_json::{Map, Value, json};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Subscriber};
 use tracing_subscriber::EnvFilter;
-use tracing_subscriber::fmt::format::{FormatEvent, FormatFields, JsonFields, Writer};
+use tracing_subscriber::field::RecordFields;
+use tracing_subscriber::fmt::format::{FormatEvent, FormatFields, Writer};
 use tracing_subscriber::fmt::time::{FormatTime, SystemTime};
 use tracing_subscriber::fmt::{FmtContext, FormattedFields};
 use tracing_subscriber::registry::LookupSpan;
@@ -129,7 +130,7 @@ pub fn init(format: LogFormat) {
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
     // try_init: a second initialisation (tests, embedding) keeps the first subscriber.
     let _ = match format {
-        LogFormat::Json => builder.fmt_fields(JsonFields::new()).event_format(JsonLine).try_init(),
+        LogFormat::Json => builder.fmt_fields(JsonSpanFields).event_format(JsonLine).try_init(),
         // Colours on a terminal only: a log file or a pipe gets plain text.
         LogFormat::Pretty => {
             builder.compact().with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())).try_init()
@@ -142,9 +143,43 @@ pub fn init(format: LogFormat) {
 /// event's fields, `target`, and the current span's fields with its `name`
 /// under `span`), written straight into the line. That format parses the
 /// span's stored fields back into a JSON tree and writes them again at every
-/// event; here they are copied as they were stored (`JsonFields` keeps them
-/// as JSON object text). Half the cost of a request's line (`make profile`).
+/// event; here they are copied as they were stored (`JsonSpanFields` keeps
+/// them as JSON object text). Half the cost of a request's line (`make profile`).
 pub struct JsonLine;
+
+/// How a span's fields are kept for `JsonLine`: as the text of a JSON object,
+/// written member by member when the span opens (tracing-subscriber's
+/// `JsonFields` collects them into a map of JSON values first). Fields
+/// recorded later are merged in, a field recorded again keeping its last
+/// value, as `JsonFields` does.
+pub struct JsonSpanFields;
+
+impl<'w> FormatFields<'w> for JsonSpanFields {
+    fn format_fields<R: RecordFields>(&self, mut writer: Writer<'w>, fields: R) -> std::fmt::Result {
+        let mut members = JsonMembers(Vec::with_capacity(64));
+        members.0.push(b'{');
+        fields.record(&mut members);
+        members.0.push(b'}');
+        writer.write_str(&String::from_utf8_lossy(&members.0))
+    }
+
+    fn add_fields(
+        &self,
+        current: &'w mut FormattedFields<Self>,
+        fields: &tracing::span::Record<'_>,
+    ) -> std::fmt::Result {
+        let mut members = JsonMembers(vec![b'{']);
+        fields.record(&mut members);
+        members.0.push(b'}');
+        // Rare (this product's spans get their fields when they open): the
+        // two objects merged as values, so a repeated field keeps one member.
+        let mut merged: Map<String, Value> = serde_json::from_str(&current.fields).unwrap_or_default();
+        let added: Map<String, Value> = serde_json::from_slice(&members.0).map_err(|_| std::fmt::Error)?;
+        merged.extend(added);
+        current.fields = serde_json::to_string(&merged).map_err(|_| std::fmt::Error)?;
+        Ok(())
+    }
+}
 
 impl<S, N> FormatEvent<S, N> for JsonLine
 where
@@ -165,7 +200,7 @@ where
         if let Some(span) = span {
             line.key("span");
             let extensions = span.extensions();
-            // `JsonFields` stores the span's fields as a JSON object's text.
+            // `JsonSpanFields` stores the span's fields as a JSON object's text.
             let stored = extensions.get::<FormattedFields<N>>().map_or("", |f| f.fields.as_str());
             match stored.strip_suffix('}') {
                 Some(open) if open.starts_with('{') => {
@@ -276,8 +311,12 @@ mod tests {
 
     fn events() {
         tracing::info!(kind = "outside", "before any span");
-        let span = tracing::info_span!("request", request_id = %"4f2a", http_method = %"POST");
+        let span =
+            tracing::info_span!("request", request_id = %"4f2a", http_method = %"POST", late = tracing::field::Empty);
         let _entered = span.enter();
+        tracing::info!("before the span's last field");
+        span.record("late", 7);
+        span.record("http_method", "GET");
         tracing::info!(
             path = "/mcp",
             status = 200u16,
@@ -325,16 +364,20 @@ mod tests {
     #[test]
     fn json_lines_say_what_tracing_subscribers_json_format_says() {
         let ours = lines(true);
-        assert_eq!(ours.len(), 3);
+        assert_eq!(ours.len(), 4);
         assert_eq!(ours, lines(false));
         assert_eq!(
             ours[1]["span"],
             serde_json::json!({"request_id": "4f2a", "http_method": "POST", "name": "request"})
         );
-        assert_eq!(ours[1]["quoted"], "a \"b\"\n\u{1}");
-        assert_eq!(ours[1]["calls"], -1);
-        assert_eq!(ours[2]["span"], serde_json::json!({"name": "inner"}));
-        assert_eq!(ours[2]["message"], "failed: 42");
+        assert_eq!(
+            ours[2]["span"],
+            serde_json::json!({"request_id": "4f2a", "http_method": "GET", "late": 7, "name": "request"})
+        );
+        assert_eq!(ours[2]["quoted"], "a \"b\"\n\u{1}");
+        assert_eq!(ours[2]["calls"], -1);
+        assert_eq!(ours[3]["span"], serde_json::json!({"name": "inner"}));
+        assert_eq!(ours[3]["message"], "failed: 42");
         assert!(ours[0].get("span").is_none());
     }
 }

@@ -565,7 +565,7 @@ pub async fn capture_logs(run: impl std::future::Future<Output = ()>) -> String 
     static INSTALLED: std::sync::Once = std::sync::Once::new();
     INSTALLED.call_once(|| {
         let subscriber = tracing_subscriber::fmt()
-            .fmt_fields(tracing_subscriber::fmt::format::JsonFields::new())
+            .fmt_fields(inbox::telemetry::JsonSpanFields)
             .event_format(inbox::telemetry::JsonLine)
             .with_max_level(tracing::Level::INFO)
             .with_writer(|| ThreadCapture)
