@@ -447,17 +447,20 @@ def main():
                   f"| {label}: first `tools/call emails_get` (JWKS, membership, GetItem) | {startup[key, 'read']:.1f} |"]
 
     # What the issue of the bare-SDK anchor asks, as ratios of this run.
-    def gate(what, value, limit):
-        return f"| {what} | {value:.2f}× | ≤ {limit}× | {'yes' if value <= limit else '**no**'} |"
-    gates = ["| Ratio (this run) | value | target | met |", "|---|---:|---:|:---:|"]
+    def gate(what, value, limit, each=()):
+        spread = each if isinstance(each, str) else (", ".join(f"{r:.2f}" for r in each) or "—")
+        return f"| {what} | {value:.2f}× | {spread} | ≤ {limit}× | {'yes' if value <= limit else '**no**'} |"
+    gates = ["| Ratio (this run) | value | each pair of adjacent runs | target | met |", "|---|---:|---|---:|:---:|"]
     for c in (1, 32):
         gates.append(gate(f"`emails_get` CPU/req ÷ bare-SDK `GetItem` (adjacent runs), c={c}",
-                          paired("server", CALL, c), 1.2))
+                          paired("server", CALL, c), 1.2, pairs.get(("server", CALL, c), ())))
     if BASELINE:
         # Both measured against the same anchor: the ratio of their ratios.
         for c in (1, 32):
             gates.append(gate(f"`emails_get` CPU/req ÷ the same at {BASELINE_REV} (each against its adjacent anchor), c={c}",
-                              paired("server", CALL, c) / paired("baseline", CALL, c), 0.8))
+                              paired("server", CALL, c) / paired("baseline", CALL, c), 0.8,
+                              "at " + BASELINE_REV + " ÷ bare SDK: " +
+                              ", ".join(f"{r:.2f}" for r in pairs.get(("baseline", CALL, c), ()))))
     gates.append(gate("start-up: first answer (`server/discover`: JWKS fetched, JWT verified) ÷ the bare-SDK peer's "
                       "first answer (`GetItem`)", startup["server", "discover"] / startup["sdk"], 1.1))
     gates.append(gate("start-up: first `emails_get` (three DynamoDB calls: organization, membership, e-mail) ÷ the "
@@ -465,7 +468,7 @@ def main():
     gates.append(gate("RSS after load ÷ bare-SDK peer's", rss["server"][1] / rss["sdk"][1], 1.3))
     for c in (1, 32):
         gates.append(gate(f"`server/discover` CPU/req ÷ rmcp `tools/list` (adjacent runs), c={c}",
-                          paired("server", DISCOVER, c), 0.5))
+                          paired("server", DISCOVER, c), 0.5, pairs.get(("server", DISCOVER, c), ())))
 
     # DynamoDB round trips per request type, from the requests' log lines.
     trips = {}
