@@ -248,9 +248,12 @@ impl JsonMembers {
         self.string(value);
     }
 
-    fn raw(&mut self, name: &str, value: impl std::fmt::Display) {
+    /// A member whose value serde_json writes (numbers, booleans), as
+    /// tracing-subscriber's JSON format writes them: a float that is not
+    /// finite is `null`.
+    fn value(&mut self, name: &str, write: impl FnOnce(&mut serde_json::Serializer<&mut Vec<u8>>)) {
         self.key(name);
-        let _ = write!(self.0, "{value}");
+        write(&mut serde_json::Serializer::new(&mut self.0));
     }
 }
 
@@ -261,25 +264,29 @@ impl Visit for JsonMembers {
         }
     }
 
+    // Writing a number or a boolean into a Vec cannot fail.
     fn record_i64(&mut self, field: &Field, value: i64) {
-        self.raw(field.name(), value);
+        self.value(field.name(), |w| {
+            let _ = w.serialize_i64(value);
+        });
     }
 
     fn record_u64(&mut self, field: &Field, value: u64) {
-        self.raw(field.name(), value);
+        self.value(field.name(), |w| {
+            let _ = w.serialize_u64(value);
+        });
     }
 
     fn record_bool(&mut self, field: &Field, value: bool) {
-        self.raw(field.name(), value);
+        self.value(field.name(), |w| {
+            let _ = w.serialize_bool(value);
+        });
     }
 
     fn record_f64(&mut self, field: &Field, value: f64) {
-        // JSON has no NaN or infinity: those are written as text.
-        if value.is_finite() {
-            self.raw(field.name(), value);
-        } else {
-            self.member(field.name(), &value.to_string());
-        }
+        self.value(field.name(), |w| {
+            let _ = w.serialize_f64(value);
+        });
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
@@ -322,6 +329,8 @@ mod tests {
             status = 200u16,
             calls = -1i64,
             ratio = 0.5,
+            whole = 2.0,
+            nan = f64::NAN,
             ok = true,
             quoted = "a \"b\"\n\u{1}",
             debug = ?vec![1, 2],

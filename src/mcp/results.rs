@@ -62,3 +62,37 @@ pub fn call_tool_result(version: ProtocolVersion, body: &Value, is_error: bool) 
     result.insert("isError".into(), Value::Bool(is_error));
     Value::Object(result)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The text `tool_result` writes is the `CallToolResult` of
+    /// `call_tool_result`, member for member, in every version.
+    #[test]
+    fn a_tool_result_written_as_text_is_the_call_tool_result() {
+        let bodies = [
+            json!({"data": {"id": "eml_1", "subject": "Boleto \"Nov\"\n\u{1}ção", "amount": 12.5, "tags": []}}),
+            json!({"error": {"code": "not_found", "message": "E-mail not found"}}),
+            json!([1, 2]),
+            json!("text"),
+        ];
+        for version in ProtocolVersion::SUPPORTED {
+            for body in &bodies {
+                for is_error in [false, true] {
+                    let Outcome::Serialized(text) = tool_result(version, body, is_error) else {
+                        panic!("a tool result is written as text");
+                    };
+                    let written: Value = serde_json::from_str(&text).unwrap();
+                    assert_eq!(written, call_tool_result(version, body, is_error), "{version:?} {body} {is_error}");
+                }
+            }
+        }
+        let Outcome::Serialized(text) = tool_result(ProtocolVersion::V2026_07_28, &bodies[0], false) else {
+            panic!("a tool result is written as text");
+        };
+        let written: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(written["structuredContent"], bodies[0]);
+        assert_eq!(serde_json::from_str::<Value>(written["content"][0]["text"].as_str().unwrap()).unwrap(), bodies[0]);
+    }
+}
