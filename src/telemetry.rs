@@ -160,7 +160,7 @@ impl<'w> FormatFields<'w> for JsonSpanFields {
         members.0.push(b'{');
         fields.record(&mut members);
         members.0.push(b'}');
-        writer.write_str(&String::from_utf8_lossy(&members.0))
+        writer.write_str(&members.text())
     }
 
     fn add_fields(
@@ -217,8 +217,7 @@ where
             line.0.push(b'}');
         }
         line.0.extend_from_slice(b"}\n");
-        // Every byte written is JSON text made from `str`s: valid UTF-8.
-        writer.write_str(&String::from_utf8_lossy(&line.0))
+        writer.write_str(&line.text())
     }
 }
 
@@ -230,6 +229,13 @@ where
 struct JsonMembers(Vec<u8>);
 
 impl JsonMembers {
+    /// What was written, as text. Every byte is JSON made from `str`s, so
+    /// valid UTF-8: the check is the fast one (`from_utf8`), and the lossy
+    /// conversion only a fallback that cannot lose anything here.
+    fn text(&self) -> std::borrow::Cow<'_, str> {
+        std::str::from_utf8(&self.0).map_or_else(|_| String::from_utf8_lossy(&self.0), std::borrow::Cow::Borrowed)
+    }
+
     fn string(&mut self, value: &str) {
         // Writing a string into a Vec cannot fail.
         let _ = serde_json::Serializer::new(&mut self.0).serialize_str(value);
