@@ -21,7 +21,6 @@ use std::cell::RefCell;
 use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use serde::Serializer as _;
 use serde_json::{Map, Value, json};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Subscriber};
@@ -156,8 +155,7 @@ pub struct JsonSpanFields;
 
 impl<'w> FormatFields<'w> for JsonSpanFields {
     fn format_fields<R: RecordFields>(&self, mut writer: Writer<'w>, fields: R) -> std::fmt::Result {
-        let mut members = JsonMembers(Vec::with_capacity(64));
-        members.0.push(b'{');
+        let mut members = JsonMembers::object(64);
         fields.record(&mut members);
         members.0.push(b'}');
         writer.write_str(&members.text())
@@ -168,7 +166,7 @@ impl<'w> FormatFields<'w> for JsonSpanFields {
         current: &'w mut FormattedFields<Self>,
         fields: &tracing::span::Record<'_>,
     ) -> std::fmt::Result {
-        let mut members = JsonMembers(vec![b'{']);
+        let mut members = JsonMembers::object(64);
         fields.record(&mut members);
         members.0.push(b'}');
         // Rare (this product's spans get their fields when they open): the
@@ -190,12 +188,11 @@ where
         let mut timestamp = String::with_capacity(32);
         SystemTime.format_time(&mut Writer::new(&mut timestamp))?;
         let meta = event.metadata();
-        let mut line = JsonMembers(Vec::with_capacity(256));
-        line.0.push(b'{');
-        line.member("timestamp", &timestamp);
-        line.member("level", meta.level().as_str());
+        let mut line = JsonMembers::object(256);
+        line.value("timestamp", &timestamp);
+        line.value("level", meta.level().as_str());
         event.record(&mut line);
-        line.member("target", meta.target());
+        line.value("target", meta.target());
         let span = event.parent().and_then(|id| ctx.span(id)).or_else(|| ctx.lookup_current());
         if let Some(span) = span {
             line.key("span");
@@ -211,9 +208,9 @@ where
                 }
                 _ => line.0.push(b'{'),
             }
-            line.string("name");
+            line.json("name");
             line.0.push(b':');
-            line.string(span.metadata().name());
+            line.json(span.metadata().name());
             line.0.push(b'}');
         }
         line.0.extend_from_slice(b"}\n");
@@ -229,6 +226,13 @@ where
 struct JsonMembers(Vec<u8>);
 
 impl JsonMembers {
+    /// An object opened, with room for `capacity` bytes.
+    fn object(capacity: usize) -> Self {
+        let mut bytes = Vec::with_capacity(capacity);
+        bytes.push(b'{');
+        JsonMembers(bytes)
+    }
+
     /// What was written, as text. Every byte is JSON made from `str`s, so
     /// valid UTF-8: the check is the fast one (`from_utf8`), and the lossy
     /// conversion only a fallback that cannot lose anything here.
@@ -236,68 +240,53 @@ impl JsonMembers {
         std::str::from_utf8(&self.0).map_or_else(|_| String::from_utf8_lossy(&self.0), std::borrow::Cow::Borrowed)
     }
 
-    fn string(&mut self, value: &str) {
-        // Writing a string into a Vec cannot fail.
-        let _ = serde_json::Serializer::new(&mut self.0).serialize_str(value);
+    /// Writes `value` as serde_json writes it (as tracing-subscriber's JSON
+    /// format does: a float that is not finite is `null`).
+    fn json(&mut self, value: impl serde::Serialize) {
+        // Writing a string, a number or a boolean into a Vec cannot fail.
+        let _ = value.serialize(&mut serde_json::Serializer::new(&mut self.0));
     }
 
     fn key(&mut self, name: &str) {
         if self.0.len() > 1 {
             self.0.push(b',');
         }
-        self.string(name);
+        self.json(name);
         self.0.push(b':');
     }
 
-    fn member(&mut self, name: &str, value: &str) {
+    fn value(&mut self, name: &str, value: impl serde::Serialize) {
         self.key(name);
-        self.string(value);
-    }
-
-    /// A member whose value serde_json writes (numbers, booleans), as
-    /// tracing-subscriber's JSON format writes them: a float that is not
-    /// finite is `null`.
-    fn value(&mut self, name: &str, write: impl FnOnce(&mut serde_json::Serializer<&mut Vec<u8>>)) {
-        self.key(name);
-        write(&mut serde_json::Serializer::new(&mut self.0));
+        self.json(value);
     }
 }
 
 impl Visit for JsonMembers {
     fn record_str(&mut self, field: &Field, value: &str) {
         if !field.name().starts_with("log.") {
-            self.member(field.name(), value);
+            self.value(field.name(), value);
         }
     }
 
-    // Writing a number or a boolean into a Vec cannot fail.
     fn record_i64(&mut self, field: &Field, value: i64) {
-        self.value(field.name(), |w| {
-            let _ = w.serialize_i64(value);
-        });
+        self.value(field.name(), value);
     }
 
     fn record_u64(&mut self, field: &Field, value: u64) {
-        self.value(field.name(), |w| {
-            let _ = w.serialize_u64(value);
-        });
+        self.value(field.name(), value);
     }
 
     fn record_bool(&mut self, field: &Field, value: bool) {
-        self.value(field.name(), |w| {
-            let _ = w.serialize_bool(value);
-        });
+        self.value(field.name(), value);
     }
 
     fn record_f64(&mut self, field: &Field, value: f64) {
-        self.value(field.name(), |w| {
-            let _ = w.serialize_f64(value);
-        });
+        self.value(field.name(), value);
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
         if !field.name().starts_with("log.") {
-            self.member(field.name(), &format!("{value:?}"));
+            self.value(field.name(), format!("{value:?}"));
         }
     }
 }
