@@ -5,7 +5,7 @@ SHELL := /bin/bash
 PORT ?= 3000
 CARGO ?= cargo
 
-.PHONY: help run reset test conformance lint build build-McpFunction build-WorkerFunction deploy invoke bench profile fmt clean db db-stop token openapi fuzz
+.PHONY: help run reset test conformance lint build build-McpFunction build-WorkerFunction deploy invoke bench profile text-order fmt clean db db-stop token openapi fuzz
 
 ## What each target does (this list; the default).
 help:
@@ -77,6 +77,10 @@ bench:
 ## Instruction counts per request under callgrind: tools/call emails_get beside the bare-SDK peer's GetItem.
 profile:
 	scripts/profile.sh
+
+## Lay out the release binaries' code anew (scripts/text-order.txt): the functions a running server executes, from a callgrind run of start-up and a mix of requests.
+text-order:
+	scripts/profile.sh text-order
 
 ## Start the local DynamoDB-compatible server (moto) on 127.0.0.1, port DYNAMODB_PORT (default 8000).
 db:

@@ -15,14 +15,23 @@ symbols: its total only).
 
 Environment: PROFILE_REQUESTS (default 300), PROFILE_TOP (default 40),
 PROFILE_ONLY=server|sdk|rmcp.
+
+`profile.py text-order` (`make text-order`) runs this server under callgrind
+from its first instruction instead — start-up, then a mix of MCP and REST
+requests — and writes the functions it executed to scripts/text-order.txt,
+the order the release link lays them out in (scripts/text_order.py).
 """
+import collections
 import http.client
 import json
 import os
 import signal
 import socket
 import subprocess
+import sys
 import time
+
+import text_order
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGET = os.environ["CARGO_TARGET_DIR"]
@@ -103,6 +112,60 @@ def drive(port, phases, proc, out, name):
     return results
 
 
+def train(server, env):
+    """The text order: what a server executes from start-up through a mix of requests."""
+    out = os.path.join(OUT, "text-order.callgrind")
+    token, api_token = (subprocess.run([server, "dev-token"], env=dict(env, AUD=aud), check=True, capture_output=True,
+                                       text=True).stdout.strip() for aud in ("mcp", "api"))
+    proc = subprocess.Popen(["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={out}",
+                             server, "serve"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    port = int(env["PORT"])
+    base = {"content-type": "application/json", "accept": "application/json, text/event-stream",
+            "authorization": f"Bearer {token}", "x-workspace-id": "ws_main"}
+    rest = dict(base, authorization=f"Bearer {api_token}")
+
+    def mcp(method, params, name=None, version="2026-07-28"):
+        headers = dict(base, **{"mcp-protocol-version": version})
+        if version == "2026-07-28":
+            headers.update({"mcp-method": method, **({"mcp-name": name} if name else {})})
+            params = dict(params, _meta={"io.modelcontextprotocol/protocolVersion": version,
+                                         "io.modelcontextprotocol/clientCapabilities": {}})
+        return "POST", "/mcp", headers, {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+
+    calls = [mcp("server/discover", {}), mcp("tools/list", {}),
+             mcp("tools/call", {"name": "emails_get", "arguments": {"id": EMAIL}}, "emails_get"),
+             mcp("tools/call", {"name": "emails_list", "arguments": {}}, "emails_list"),
+             mcp("resources/list", {}), mcp("prompts/list", {}),
+             mcp("tools/list", {}, version="2025-06-18"),
+             mcp("tools/call", {"name": "emails_get", "arguments": {"id": EMAIL}}, version="2025-06-18"),
+             ("GET", f"/api/v1/emails/{EMAIL}", rest, None), ("GET", "/api/v1/emails", rest, None),
+             ("GET", "/health", {}, None)]
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            conn.request("GET", "/health")
+            conn.getresponse().read()
+            break
+        except OSError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise SystemExit("the server did not start under valgrind")
+            time.sleep(0.2)
+    statuses = collections.Counter()
+    for _ in range(N // 3 or 1):
+        for method, path, headers, body in calls:
+            conn.request(method, path, json.dumps(body) if body is not None else None, headers)
+            answer = conn.getresponse()
+            answer.read()
+            statuses[f"{method} {path} {body['method'] if body else ''} → {answer.status}"] += 1
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=60)
+    for line, count in sorted(statuses.items()):
+        print(f"{count:5}  {line}")
+    text_order.generate(out, server, os.path.join(ROOT, "scripts/text-order.txt"))
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     for f in os.listdir(OUT):
@@ -115,6 +178,8 @@ def main():
                LOG_FORMAT="json", RUST_LOG="info")
     subprocess.run([server, "create-table"], env=env, check=True, stdout=subprocess.DEVNULL)
     subprocess.run([server, "seed"], env=env, check=True, stdout=subprocess.DEVNULL)
+    if sys.argv[1:] == ["text-order"]:
+        return train(server, env)
     results = {}
     if ONLY in ("", "sdk"):
         peer_port = free_port()

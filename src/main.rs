@@ -58,6 +58,7 @@ async fn main() -> ExitCode {
         eprint!("unknown command {command:?}\n\n{}", usage());
         return ExitCode::from(2);
     }
+    inbox::sys::release_freed_memory_promptly();
     inbox::sys::warm_crypto();
     let Some(config) = inbox::app::configure().await else { return ExitCode::FAILURE };
     let outcome = match (command, config.mode) {

@@ -47,6 +47,24 @@ pub fn warm_crypto() {
     });
 }
 
+/// mimalloc's option `purge_delay` (`mi_option_purge_delay` in its v3
+/// header's `mi_option_e`; the Rust bindings do not name it, and
+/// libmimalloc-sys is pinned in Cargo.toml so that a renumbering is met here).
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+/// mimalloc gives the pages it frees back to the kernel at once rather than a
+/// second later: a server idle after a burst of requests (or a Lambda
+/// container frozen after one) keeps ~2 MiB less (`make bench`, RSS after
+/// load), for one more minor fault per ~6 requests at concurrency 32 and none
+/// at 1 (measured; no CPU difference within the bench's noise). Called first
+/// thing by the binaries.
+pub fn release_freed_memory_promptly() {
+    // SAFETY: mi_option_set stores an integer in mimalloc's option table
+    // (atomically); it takes no pointer and may be called from any thread at
+    // any time, before or after the allocator's first use.
+    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
+}
+
 /// A new random id of `kind`.
 pub fn new_id(kind: Kind) -> String {
     id_from(kind, &random())
@@ -72,5 +90,20 @@ mod tests {
     fn new_ids_are_distinct() {
         assert_ne!(new_id(Kind::Job), new_id(Kind::Job));
         assert!(crate::domain::ids::is_id(Kind::Job, &new_id(Kind::Job)));
+    }
+
+    /// The number names the option it is meant to: its default is the purge
+    /// delay's documented 1000 ms (another option's would differ), until the
+    /// binaries' first call makes it 0. Unit tests run on the C library's
+    /// allocator, but mimalloc's option table is linked in all the same.
+    #[test]
+    fn freed_memory_goes_back_at_once() {
+        // SAFETY: reads an integer from mimalloc's option table.
+        let get = || unsafe { libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY) };
+        if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+            assert_eq!(get(), 1000);
+        }
+        release_freed_memory_promptly();
+        assert_eq!(get(), 0);
     }
 }

@@ -18,6 +18,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    inbox::sys::release_freed_memory_promptly();
     inbox::sys::warm_crypto();
     let config = match inbox::app::configure().await {
         Some(config) if config.mode == Mode::Lambda => config,
