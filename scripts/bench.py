@@ -387,6 +387,10 @@ def main():
                             ours = measure(key, name, f"http://127.0.0.1:{PORT}/mcp", headers, body, proc.pid, (c,))[c]
                             if anchor:
                                 pairs.setdefault((key, name, c), []).append(ours["cpu_us"] / anchor["cpu_us"])
+                    # What the server keeps once the load is over: wrk has
+                    # closed its connections, give the server a moment to drop
+                    # them, as the peers' memory is read after their last run.
+                    time.sleep(1)
                     rss[key] = (warm, *rss_kib(proc.pid))
                 finally:
                     stop(proc, signal.SIGINT)

@@ -64,6 +64,7 @@ installs_pid=$!
 
 stage "fmt" cargo fmt --all -- --check
 stage "layers" python3 scripts/check-layers.py
+stage "text order" python3 scripts/text_order.py check
 stage "local database" ensure_db
 stage "clippy + test build" cargo test --all-targets --no-run --quiet
 # The Lambda artefacts are built without the `dev` feature: that build must

@@ -18,6 +18,9 @@ the hottest at the very front — and the rest after them.
     python3 scripts/text_order.py map ORDER OBJECT...
         The linker wrapper (scripts/ordered-cc): the same list in terms of the
         symbols of the objects being linked, one per line.
+    python3 scripts/text_order.py check
+        `make test`: the committed list is well formed and names are matched
+        as the link needs.
 
 A Rust symbol's name carries a hash that changes with the build settings and
 the target (`…17h<hash>E`, `…Cs<hash>_…`), so the list keeps each name
@@ -106,11 +109,18 @@ def generate(callgrind, binary, out):
 
 
 def map_order(order, paths):
+    for symbol in placement(open(order), functions(paths)):
+        print(symbol)
+
+
+def placement(order, defined):
+    """The symbols of `defined` ((symbol, size) pairs) in the order of the
+    list's lines, each once."""
     by_key = collections.defaultdict(list)
-    for symbol, size in functions(paths):
+    for symbol, size in defined:
         by_key[key(symbol)].append((symbol, size))
     placed = set()
-    for line in open(order):
+    for line in order:
         if line.startswith("#") or not line.strip():
             continue
         name, _, size = line.rstrip("\n").rpartition(" ")
@@ -123,7 +133,31 @@ def map_order(order, paths):
         for symbol in chosen:
             if symbol not in placed:
                 placed.add(symbol)
-                print(symbol)
+                yield symbol
+
+
+def check():
+    """`make test`: the list is well formed, and names are matched as the link needs."""
+    import os
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "text-order.txt")
+    lines = [l.rstrip("\n") for l in open(path) if not l.startswith("#")]
+    for line in lines:
+        name, _, size = line.rpartition(" ")
+        assert name and size.isdigit() and name == key(name), f"{path}: bad line {line!r}"
+    assert len(lines) > 1000, f"{path}: {len(lines)} functions; regenerate it (make text-order)"
+    assert key("_ZN5tokio7runtime4task3raw4poll17hed9a6f8beadb6b2dE.llvm.123") == "_ZN5tokio7runtime4task3raw4pollE"
+    assert key("_RNvMs0_NtCsjrHSEGnQ3l9_3std6threadNtB5_6Thread3new") == "_RNvMs0_NtC3std6threadNtB5_6Thread3new"
+    defined = [("_ZN4core3fmt5write17h0000000000000001E", 40), ("_ZN4core3fmt5write17h0000000000000002E", 90),
+               ("_ZN5serde2de4read17h00000000000000a1E", 12), ("_ZN5serde2de4read17h00000000000000a2E", 13),
+               ("_ZN3app4main17h00000000000000ffE", 8)]
+    order = ["# comment", "_ZN5serde2de4readE 99", "_ZN4core3fmt5writeE 90", "mi_free 173",
+             "_ZN3old4goneE 5", "_ZN3app4mainE 8", "_ZN4core3fmt5writeE 90"]
+    assert list(placement(order, defined)) == [
+        "_ZN5serde2de4read17h00000000000000a1E", "_ZN5serde2de4read17h00000000000000a2E",  # no size matches: both
+        "_ZN4core3fmt5write17h0000000000000002E",  # the size picks the instance that ran
+        "mi_free",  # C: the linker finds it in its library
+        "_ZN3app4main17h00000000000000ffE"], list(placement(order, defined))
+    print(f"{path}: {len(lines)} functions; names matched as the link needs")
 
 
 if __name__ == "__main__":
@@ -131,5 +165,7 @@ if __name__ == "__main__":
         generate(*sys.argv[2:])
     elif len(sys.argv) >= 4 and sys.argv[1] == "map":
         map_order(sys.argv[2], sys.argv[3:])
+    elif sys.argv[1:] == ["check"]:
+        check()
     else:
         sys.exit(__doc__)
