@@ -71,7 +71,11 @@ discover() {
 }
 check "make token (from a shell without PORT) mints a token the server on 3440 accepts" discover
 
-PIPE=$(SUB=svc_mailpipe SCOPES=emails:ingest AUD=api make -s token 2>/dev/null)
+PIPE=$(SUB=svc_mailpipe SCOPES=emails:ingest AUD=api make -s token 2>"$DIR/pipe-token.err") || {
+  echo "run-check: make token for the mail pipe failed:" >&2
+  cat "$DIR/pipe-token.err" >&2
+  exit 1
+}
 EMAIL=$(curl -fsS -X POST "$BASE/api/v1/inboxes/inb_bills/emails" \
   -H "authorization: Bearer $PIPE" -H 'x-workspace-id: ws_main' -H 'content-type: application/json' \
   -d '{"from":"contas@energia.example.com","to":"contas@demo.inbox.kobana.com.br","subject":"Conta de dezembro","text":"Linha: 00190.00009 02345.678904 12345.678176 6 16610000048750"}' \
