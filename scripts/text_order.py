@@ -59,7 +59,7 @@ def executed(callgrind, binary):
     """Instructions executed per function of `binary` in a callgrind output (not demangled)."""
     name = binary.rsplit("/", 1)[-1]
     objects, names, cost = {}, {}, collections.Counter()
-    current_object = current = None
+    current_object, current = "", None
     call = False
     spec = re.compile(r"^(c?)(ob|fn)=\((\d+)\)(?: (.*))?$")
     for line in open(callgrind, errors="replace"):
@@ -81,7 +81,7 @@ def executed(callgrind, binary):
             elif not called:
                 current = names.get(number, "") if current_object.endswith(name) else None
             continue
-        if current and line[:1].isdigit() or (current and line[:1] in "+-*"):
+        if current and (line[:1].isdigit() or line[:1] in "+-*"):
             fields = line.split()
             if len(fields) >= 2 and fields[1].isdigit():
                 # callgrind marks recursive activations `name'2`: the same function.
