@@ -66,18 +66,37 @@ def request(conn, path, headers, body):
     return answer.status
 
 
-def drive(port, phases, proc, out, name):
-    """phases: [(label, path, headers, body)]; one dump per phase."""
+def first_answer(port, proc, name, send):
+    """A connection to a server starting under valgrind, and `send(conn)`'s
+    result once it answers."""
     deadline = time.monotonic() + 120
     while True:
         try:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-            status = request(conn, *phases[0][1:])
-            break
+            return conn, send(conn)
         except OSError:
             if time.monotonic() > deadline or proc.poll() is not None:
                 raise SystemExit(f"{name} did not start under valgrind")
             time.sleep(0.2)
+
+
+def mcp_call(token, method, params, name=None, version="2026-07-28"):
+    """The path, headers and body of an MCP request in `version` (routing
+    headers and `_meta` in 2026-07-28)."""
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream",
+               "authorization": f"Bearer {token}", "x-workspace-id": "ws_main", "mcp-protocol-version": version}
+    if version == "2026-07-28":
+        headers["mcp-method"] = method
+        if name:
+            headers["mcp-name"] = name
+        params = dict(params, _meta={"io.modelcontextprotocol/protocolVersion": version,
+                                     "io.modelcontextprotocol/clientCapabilities": {}})
+    return "/mcp", headers, {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+
+
+def drive(port, phases, proc, out, name):
+    """phases: [(label, path, headers, body)]; one dump per phase."""
+    conn, status = first_answer(port, proc, name, lambda conn: request(conn, *phases[0][1:]))
     if status != 200:
         raise SystemExit(f"{name} answered {status}")
     for _ in range(20):  # warm: caches, the connection pool, lazy statics
@@ -120,18 +139,10 @@ def train(server, env):
     proc = subprocess.Popen(["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={out}",
                              server, "serve"],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    port = int(env["PORT"])
-    base = {"content-type": "application/json", "accept": "application/json, text/event-stream",
-            "authorization": f"Bearer {token}", "x-workspace-id": "ws_main"}
-    rest = dict(base, authorization=f"Bearer {api_token}")
+    rest = {"authorization": f"Bearer {api_token}", "x-workspace-id": "ws_main"}
 
-    def mcp(method, params, name=None, version="2026-07-28"):
-        headers = dict(base, **{"mcp-protocol-version": version})
-        if version == "2026-07-28":
-            headers.update({"mcp-method": method, **({"mcp-name": name} if name else {})})
-            params = dict(params, _meta={"io.modelcontextprotocol/protocolVersion": version,
-                                         "io.modelcontextprotocol/clientCapabilities": {}})
-        return "POST", "/mcp", headers, {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    def mcp(*args, **kwargs):
+        return "POST", *mcp_call(token, *args, **kwargs)
 
     calls = [mcp("server/discover", {}), mcp("tools/list", {}),
              mcp("tools/call", {"name": "emails_get", "arguments": {"id": EMAIL}}, "emails_get"),
@@ -141,17 +152,11 @@ def train(server, env):
              mcp("tools/call", {"name": "emails_get", "arguments": {"id": EMAIL}}, version="2025-06-18"),
              ("GET", f"/api/v1/emails/{EMAIL}", rest, None), ("GET", "/api/v1/emails", rest, None),
              ("GET", "/health", {}, None)]
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-            conn.request("GET", "/health")
-            conn.getresponse().read()
-            break
-        except OSError:
-            if time.monotonic() > deadline or proc.poll() is not None:
-                raise SystemExit("the server did not start under valgrind")
-            time.sleep(0.2)
+    def health(conn):
+        conn.request("GET", "/health")
+        conn.getresponse().read()
+
+    conn, _ = first_answer(int(env["PORT"]), proc, "the server", health)
     statuses = collections.Counter()
     for _ in range(N // 3 or 1):
         for method, path, headers, body in calls:
@@ -192,15 +197,8 @@ def main():
     if ONLY in ("", "server"):
         token = subprocess.run([server, "dev-token"], env=dict(env, AUD="mcp"), check=True, capture_output=True,
                                text=True).stdout.strip()
-        meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {}}
         def phase(label, method, params, name=None):
-            headers = {"content-type": "application/json", "accept": "application/json, text/event-stream",
-                       "authorization": f"Bearer {token}", "x-workspace-id": "ws_main",
-                       "mcp-protocol-version": "2026-07-28", "mcp-method": method}
-            if name:
-                headers["mcp-name"] = name
-            return label, "/mcp", headers, {"jsonrpc": "2.0", "id": 1, "method": method, "params": dict(params, _meta=meta)}
+            return label, *mcp_call(token, method, params, name)
         out = os.path.join(OUT, "server.callgrind")
         phases = [phase("tools/call emails_get", "tools/call", {"name": "emails_get", "arguments": {"id": EMAIL}},
                         "emails_get"),

@@ -31,6 +31,7 @@ function the list does not know (new code) is placed after the listed ones:
 a stale list costs memory, never correctness.
 """
 import collections
+import os
 import re
 import subprocess
 import sys
@@ -138,7 +139,6 @@ def placement(order, defined):
 
 def check():
     """`make test`: the list is well formed, and names are matched as the link needs."""
-    import os
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "text-order.txt")
     lines = [l.rstrip("\n") for l in open(path) if not l.startswith("#")]
     for line in lines:

@@ -155,10 +155,7 @@ pub struct JsonSpanFields;
 
 impl<'w> FormatFields<'w> for JsonSpanFields {
     fn format_fields<R: RecordFields>(&self, mut writer: Writer<'w>, fields: R) -> std::fmt::Result {
-        let mut members = JsonMembers::object(64);
-        fields.record(&mut members);
-        members.0.push(b'}');
-        writer.write_str(&members.text())
+        writer.write_str(&JsonMembers::recorded(fields).text())
     }
 
     fn add_fields(
@@ -166,9 +163,7 @@ impl<'w> FormatFields<'w> for JsonSpanFields {
         current: &'w mut FormattedFields<Self>,
         fields: &tracing::span::Record<'_>,
     ) -> std::fmt::Result {
-        let mut members = JsonMembers::object(64);
-        fields.record(&mut members);
-        members.0.push(b'}');
+        let members = JsonMembers::recorded(fields);
         // Rare (this product's spans get their fields when they open): the
         // two objects merged as values, so a repeated field keeps one member.
         let mut merged: Map<String, Value> = serde_json::from_str(&current.fields).unwrap_or_default();
@@ -231,6 +226,14 @@ impl JsonMembers {
         let mut bytes = Vec::with_capacity(capacity);
         bytes.push(b'{');
         JsonMembers(bytes)
+    }
+
+    /// A span's fields as a whole object.
+    fn recorded(fields: impl RecordFields) -> Self {
+        let mut members = JsonMembers::object(64);
+        fields.record(&mut members);
+        members.0.push(b'}');
+        members
     }
 
     /// What was written, as text. Every byte is JSON made from `str`s, so
@@ -342,12 +345,7 @@ mod tests {
         let writer = out.clone();
         let builder = tracing_subscriber::fmt().with_writer(move || writer.clone());
         let dispatch = if json_line {
-            tracing::Dispatch::new(
-                builder
-                    .fmt_fields(tracing_subscriber::fmt::format::JsonFields::new())
-                    .event_format(super::JsonLine)
-                    .finish(),
-            )
+            tracing::Dispatch::new(builder.fmt_fields(super::JsonSpanFields).event_format(super::JsonLine).finish())
         } else {
             tracing::Dispatch::new(
                 builder.json().with_current_span(true).with_span_list(false).flatten_event(true).finish(),
