@@ -118,6 +118,9 @@ ENV.update({
     "PORT": str(PORT), "DEV_ISSUER_KEY": os.path.join(ROOT, ".local/bench-issuer.key"),
     "DEV_ISSUER_PORT": str(ISSUER_PORT), "TABLE_NAME": TABLE, "RATE_LIMIT_PER_MINUTE": "0",
     "LOG_FORMAT": "json", "RUST_LOG": "info",
+    # No local job runner: it scans the table twice a second, which a
+    # deployed function (its worker apart) does not.
+    "LOCAL_JOB_POLL_MS": "0",
 })
 ENVELOPE = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
 # The peers' bearer: a static string compared byte for byte (our server verifies a JWT).

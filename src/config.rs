@@ -285,6 +285,7 @@ impl Config {
                     attempts: 3,
                 },
                 cache_secs: crate::store::cache::CONFIG_CACHE_SECS,
+                record_calls: true,
             },
             request_timeout: Duration::from_secs(60),
             membership_cache: Duration::from_secs(30),
@@ -415,6 +416,7 @@ pub fn store_from_env() -> Result<StoreConfig, ConfigError> {
             attempts: parse_or("DYNAMODB_MAX_ATTEMPTS", StoreTimeouts::LAMBDA.attempts)?,
         },
         cache_secs: parse_or("CONFIG_CACHE_SECS", crate::store::cache::CONFIG_CACHE_SECS)?,
+        record_calls: false,
     })
 }
 

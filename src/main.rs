@@ -326,14 +326,19 @@ async fn serve_local(config: Config) -> Result<(), String> {
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let app = Arc::new(build(config).await?);
     // Locally the job runner polls the queue in-process (on AWS the worker
-    // Lambda is fed by the table's stream). `LOCAL_JOB_HOLD_MS` leaves each
-    // job queued that long first (to see a task queued, and cancel it).
-    let hold = match std::env::var("LOCAL_JOB_HOLD_MS").ok().filter(|v| !v.is_empty()) {
-        None => 0,
-        Some(text) => text.parse::<u64>().map_err(|_| format!("LOCAL_JOB_HOLD_MS={text}: milliseconds"))?,
+    // Lambda is fed by the table's stream), every `LOCAL_JOB_POLL_MS` (none
+    // with 0: a benchmark measures requests as a function serves them).
+    // `LOCAL_JOB_HOLD_MS` leaves each job queued that long first (to see a
+    // task queued, and cancel it).
+    let millis = |name: &str, default: u64| match std::env::var(name).ok().filter(|v| !v.is_empty()) {
+        None => Ok(default),
+        Some(text) => text.parse::<u64>().map_err(|_| format!("{name}={text}: milliseconds")),
     };
-    let (every, hold) = (std::time::Duration::from_millis(500), std::time::Duration::from_millis(hold));
-    tokio::spawn(inbox::worker::poll(Arc::clone(&app.runner), every, hold));
+    let (every, hold) = (millis("LOCAL_JOB_POLL_MS", 500)?, millis("LOCAL_JOB_HOLD_MS", 0)?);
+    if every > 0 {
+        let (every, hold) = (std::time::Duration::from_millis(every), std::time::Duration::from_millis(hold));
+        tokio::spawn(inbox::worker::poll(Arc::clone(&app.runner), every, hold));
+    }
     tracing::info!(%addr, "serving MCP on http://{addr}/mcp");
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;

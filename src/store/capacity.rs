@@ -1,6 +1,7 @@
 //! What each DynamoDB call of a test consumed, for the capacity model
-//! (`tests/it/capacity.rs`, `docs/capacity.md`): an SDK interceptor, in
-//! builds with the `dev` feature only, that keeps every request — its
+//! (`tests/it/capacity.rs`, `docs/capacity.md`): an SDK interceptor, on the
+//! test suite's clients only (`StoreConfig::record_calls`, builds with the
+//! `dev` feature), that keeps every request — its
 //! operation and its JSON body — while any test has recording on; each test
 //! takes the requests of its own table (tests run side by side).
 //! The test turns the bodies into read and write units with DynamoDB's

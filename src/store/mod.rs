@@ -93,6 +93,11 @@ pub struct StoreConfig {
     /// How long the busy path's configuration reads are kept (`cache`;
     /// `CONFIG_CACHE_SECS`, default 5).
     pub cache_secs: u64,
+    /// Whether every call passes the capacity tests' recorder (`capacity`):
+    /// the test suite's configuration (`Config::local`) only, and only in
+    /// builds with the `dev` feature. A server started from the environment
+    /// (`make run`, `make bench`, a Lambda) calls DynamoDB without it.
+    pub record_calls: bool,
 }
 
 /// How long one DynamoDB call may take, all retries included. Sized so a
@@ -161,10 +166,13 @@ impl Store {
                 .credentials_provider(Credentials::new("local", "local", None, None, "local"));
         }
         let sdk = loader.load().await;
-        // Development builds keep what a test asks them to (`capacity`).
+        // The test suite's clients keep what a test asks them to (`capacity`).
         #[cfg(feature = "dev")]
-        let client =
-            Client::from_conf(aws_sdk_dynamodb::config::Builder::from(&sdk).interceptor(capacity::Recorder).build());
+        let client = if config.record_calls {
+            Client::from_conf(aws_sdk_dynamodb::config::Builder::from(&sdk).interceptor(capacity::Recorder).build())
+        } else {
+            Client::new(&sdk)
+        };
         #[cfg(not(feature = "dev"))]
         let client = Client::new(&sdk);
         Store {
