@@ -27,7 +27,6 @@ use tracing::{Event, Subscriber};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::field::RecordFields;
 use tracing_subscriber::fmt::format::{FormatEvent, FormatFields, Writer};
-use tracing_subscriber::fmt::time::{FormatTime, SystemTime};
 use tracing_subscriber::fmt::{FmtContext, FormattedFields};
 use tracing_subscriber::registry::LookupSpan;
 
@@ -180,11 +179,11 @@ where
     N: for<'a> FormatFields<'a> + 'static,
 {
     fn format_event(&self, ctx: &FmtContext<'_, S, N>, mut writer: Writer<'_>, event: &Event<'_>) -> std::fmt::Result {
-        let mut timestamp = String::with_capacity(32);
-        SystemTime.format_time(&mut Writer::new(&mut timestamp))?;
+        let timestamp = timestamp(time::OffsetDateTime::now_utc());
         let meta = event.metadata();
         let mut line = JsonMembers::object(256);
-        line.value("timestamp", &timestamp);
+        // ASCII digits and separators only.
+        line.value("timestamp", std::str::from_utf8(&timestamp).unwrap_or_default());
         line.value("level", meta.level().as_str());
         event.record(&mut line);
         line.value("target", meta.target());
@@ -211,6 +210,32 @@ where
         line.0.extend_from_slice(b"}\n");
         writer.write_str(&line.text())
     }
+}
+
+/// `at` as tracing-subscriber's `SystemTime` writes it — RFC 3339, UTC,
+/// microseconds: `2026-12-05T02:05:19.649630Z` — digit by digit: every line
+/// has one, and going through `core::fmt` cost more than the rest of a
+/// `server/discover` line's formatting (`make profile`). Years are written
+/// with four digits (the clock gives no other).
+fn timestamp(at: time::OffsetDateTime) -> [u8; 27] {
+    let mut out = *b"0000-00-00T00:00:00.000000Z";
+    let mut put = |end: usize, width: usize, mut n: u32| {
+        for i in (end - width..end).rev() {
+            if let Some(b) = out.get_mut(i) {
+                *b = b'0' + (n % 10) as u8;
+            }
+            n /= 10;
+        }
+    };
+    let (hour, minute, second, micro) = at.to_hms_micro();
+    put(4, 4, at.year().clamp(0, 9999).unsigned_abs());
+    put(7, 2, u32::from(u8::from(at.month())));
+    put(10, 2, u32::from(at.day()));
+    put(13, 2, u32::from(hour));
+    put(16, 2, u32::from(minute));
+    put(19, 2, u32::from(second));
+    put(26, 6, micro);
+    out
 }
 
 /// A JSON object being written member by member (`JsonLine`), and the
@@ -361,6 +386,27 @@ mod tests {
                 value
             })
             .collect()
+    }
+
+    #[test]
+    fn timestamps_are_what_tracing_subscribers_system_time_writes() {
+        let format =
+            time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:6]Z");
+        for unix_micros in [0i128, 951_782_400_123_456, 1_764_901_519_649_630, 253_402_300_799_999_999] {
+            let at = time::OffsetDateTime::from_unix_timestamp_nanos(unix_micros * 1000).unwrap();
+            let ours = super::timestamp(at);
+            assert_eq!(std::str::from_utf8(&ours).unwrap(), at.format(format).unwrap());
+        }
+        // The clock's own: the shape tracing-subscriber's `SystemTime` gives.
+        let mut theirs = String::new();
+        tracing_subscriber::fmt::time::FormatTime::format_time(
+            &tracing_subscriber::fmt::time::SystemTime,
+            &mut tracing_subscriber::fmt::format::Writer::new(&mut theirs),
+        )
+        .unwrap();
+        let shape = |text: &[u8]| text.iter().map(|b| if b.is_ascii_digit() { b'9' } else { *b }).collect::<Vec<u8>>();
+        let ours = super::timestamp(time::OffsetDateTime::now_utc());
+        assert_eq!(shape(&ours), shape(theirs.as_bytes()), "{theirs}");
     }
 
     #[test]
