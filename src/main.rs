@@ -321,10 +321,6 @@ async fn invoke(mut config: Config, path: &str) -> Result<(), String> {
 }
 
 async fn serve_local(config: Config) -> Result<(), String> {
-    inbox::app::start_dev_issuer(&config).await?;
-    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, config.port));
-    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    let app = Arc::new(build(config).await?);
     // Locally the job runner polls the queue in-process (on AWS the worker
     // Lambda is fed by the table's stream), every `LOCAL_JOB_POLL_MS` (none
     // with 0: a benchmark measures requests as a function serves them).
@@ -335,6 +331,10 @@ async fn serve_local(config: Config) -> Result<(), String> {
         Some(text) => text.parse::<u64>().map_err(|_| format!("{name}={text}: milliseconds")),
     };
     let (every, hold) = (millis("LOCAL_JOB_POLL_MS", 500)?, millis("LOCAL_JOB_HOLD_MS", 0)?);
+    inbox::app::start_dev_issuer(&config).await?;
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, config.port));
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let app = Arc::new(build(config).await?);
     if every > 0 {
         let (every, hold) = (std::time::Duration::from_millis(every), std::time::Duration::from_millis(hold));
         tokio::spawn(inbox::worker::poll(Arc::clone(&app.runner), every, hold));

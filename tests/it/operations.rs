@@ -30,6 +30,11 @@ struct Served {
 
 impl Served {
     fn start() -> Served {
+        Served::start_with(&[])
+    }
+
+    /// `start`, with these variables set for `serve` as well.
+    fn start_with(env: &[(&str, &str)]) -> Served {
         let (port, issuer_port) = (free_port(), free_port());
         let key = std::env::temp_dir().join(format!("{}.key", common::unique_table()));
         let table = common::unique_table();
@@ -59,8 +64,12 @@ impl Served {
         let out = command(&["dev-token"]).output().expect("dev-token");
         let token = String::from_utf8_lossy(&out.stdout).trim().to_owned();
         assert!(out.status.success() && !token.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
-        let mut child =
-            command(&["serve"]).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("start the server");
+        let mut child = command(&["serve"])
+            .envs(env.iter().copied())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the server");
         let stdout = child.stdout.take().expect("piped stdout");
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
@@ -220,4 +229,40 @@ fn job_and_delivery_metric_lines_have_their_own_dimensions() {
     .to_json(1_800_000_000_000);
     assert_emf(&line, &json!([["JobKind", "Outcome"]]), &["Jobs", "JobDuration"]);
     assert_eq!(line["Workspace"], "ws_main", "tenant ids are properties, not dimensions");
+}
+
+/// `LOCAL_JOB_POLL_MS=0`, as `make bench` runs the server: no local job
+/// runner, so an enqueued job stays queued (with the default, the test above
+/// sees the runner finish one); a value that is not milliseconds stops the
+/// server at start, naming the variable.
+#[tokio::test]
+async fn with_local_job_polling_off_an_enqueued_job_stays_queued() {
+    let served = Served::start_with(&[("LOCAL_JOB_POLL_MS", "0")]);
+    let client = reqwest::Client::new();
+    served.ready(&client).await;
+    let path = "/api/v1/emails/eml_energy_nov/reprocess";
+    let resp = served.request(&client, reqwest::Method::POST, path).send().await.unwrap();
+    assert_eq!(resp.status(), 202);
+    let job: Value = resp.json().await.unwrap();
+    let id = job["data"]["job"]["id"].as_str().unwrap_or_else(|| panic!("a job: {job}")).to_owned();
+    // Three of the default runner's rounds.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let resp = served.request(&client, reqwest::Method::GET, &format!("/api/v1/jobs/{id}")).send().await.unwrap();
+    let job: Value = resp.json().await.unwrap();
+    assert_eq!(job["data"]["status"], "queued", "{job}");
+
+    let out = Command::new(BIN)
+        .arg("serve")
+        .env("PORT", free_port().to_string())
+        .env("DEV_ISSUER_PORT", free_port().to_string())
+        .env("DEV_ISSUER_KEY", std::env::temp_dir().join(format!("{}.key", common::unique_table())))
+        .env("TABLE_NAME", common::unique_table())
+        .env("DYNAMODB_ENDPOINT", common::dynamodb_endpoint())
+        .env("LOCAL_JOB_POLL_MS", "soon")
+        .env_remove("AWS_LAMBDA_RUNTIME_API")
+        .output()
+        .expect("run the binary");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("LOCAL_JOB_POLL_MS=soon: milliseconds"), "{stderr}");
 }
