@@ -50,6 +50,9 @@ if [ -n "${BENCH_BASELINE:-}" ]; then
     mkdir -p "$keep"
     cp "$target/release/bench-baseline" "$keep/kobana-inbox-mcp"
     git worktree remove --force "$src"
+    # The baseline's library went into the shared directory under today's
+    # name (same package, same manifest): rebuild today's from its sources.
+    cargo clean --release -p kobana-inbox-mcp
   fi
   export BENCH_BASELINE_BIN="$keep/kobana-inbox-mcp" BENCH_BASELINE_REV="$rev"
 fi
