@@ -520,8 +520,8 @@ def main():
                      "figures of the same run." if BASELINE else "")
     out = ["# Benchmark results", "",
            f"Measured by `make bench` on {time.strftime('%Y-%m-%d')}: release builds, loopback, wrk, {DURATION} s per "
-           f"run, {REPS} repetition{'s' if REPS > 1 else ''} (means; the CPU range in brackets), rate limit off, JWKS "
-           "warm, local DynamoDB (moto, HTTP/1.1 keep-alive) behind the reads" + (
+           f"run, {REPS} repetition{'s' if REPS > 1 else ''} (means; the CPU range in brackets), rate limit off, no local job "
+           "runner (a function has none), JWKS warm, local DynamoDB (moto, HTTP/1.1 keep-alive) behind the reads" + (
                "; every measured server on core 0, the database and wrk on core 1 (a server gets one core, as a Lambda "
                "function of up to 1,769 MB gets one vCPU at most)" if PIN else "") + ". Four servers side by side in one run: "
            "the ceiling (a minimal hyper server answering a fixed JSON body; the throughput and latency ratios are to "
