@@ -59,7 +59,8 @@ async fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     inbox::sys::release_freed_memory_promptly();
-    inbox::sys::warm_crypto();
+    // Joined when main returns: no short command exits while it runs.
+    let _warm = inbox::sys::warm_crypto();
     let Some(config) = inbox::app::configure().await else { return ExitCode::FAILURE };
     let outcome = match (command, config.mode) {
         ("serve", Mode::Lambda) => run_lambda(config).await,

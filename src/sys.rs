@@ -39,12 +39,36 @@ pub fn random<const N: usize>() -> [u8; N] {
 
 /// Seeds aws-lc's random generator (used by TLS handshakes) on a thread of its
 /// own, so the first HTTPS call of a cold start does not wait for it. Called
-/// first thing by the binaries; INIT goes on meanwhile.
-pub fn warm_crypto() {
-    let _ = std::thread::Builder::new().name("warm-crypto".into()).spawn(|| {
+/// first thing by the binaries; INIT goes on meanwhile. Keep what it returns
+/// until `main` returns (`WarmUp`).
+pub fn warm_crypto() -> WarmUp {
+    WarmUp::run(|| {
         let mut byte = [0u8; 1];
         let _ = aws_lc_rs::rand::fill(&mut byte);
-    });
+    })
+}
+
+/// A warm-up thread, joined when this is dropped. A short command
+/// (`dev-token`, `seed`) can be done before the thread is: the process's exit
+/// then runs aws-lc's destructors while the thread is inside aws-lc, whose
+/// next lock aborts the process (SIGABRT, no message; seen in about one
+/// `dev-token` in 300). Joined at the end of `main`, the thread is always done
+/// first; it takes milliseconds.
+#[must_use = "dropping it waits for the warm-up: keep it until main returns"]
+pub struct WarmUp(Option<std::thread::JoinHandle<()>>);
+
+impl WarmUp {
+    fn run(work: impl FnOnce() + Send + 'static) -> WarmUp {
+        WarmUp(std::thread::Builder::new().name("warm-crypto".into()).spawn(work).ok())
+    }
+}
+
+impl Drop for WarmUp {
+    fn drop(&mut self) {
+        if let Some(thread) = self.0.take() {
+            let _ = thread.join();
+        }
+    }
 }
 
 /// mimalloc's option `purge_delay` (`mi_option_purge_delay` in its v3
@@ -84,6 +108,18 @@ pub fn sharded(id: String, shards: &crate::domain::Shards) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_warm_up_is_done_before_its_guard_is_gone() {
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = std::sync::Arc::clone(&done);
+        let warm = super::WarmUp::run(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+        drop(warm);
+        assert!(done.load(std::sync::atomic::Ordering::SeqCst), "dropping the guard waited for the thread");
+    }
+
     use super::*;
 
     #[test]

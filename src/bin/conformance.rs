@@ -37,7 +37,8 @@ const POLL_EVERY: Duration = Duration::from_millis(100);
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    inbox::sys::warm_crypto();
+    // Joined when main returns: no short command exits while it runs.
+    let _warm = inbox::sys::warm_crypto();
     let Some(config) = inbox::app::configure().await else { return ExitCode::FAILURE };
     match serve(config).await {
         Ok(()) => ExitCode::SUCCESS,

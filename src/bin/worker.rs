@@ -19,7 +19,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[tokio::main]
 async fn main() -> ExitCode {
     inbox::sys::release_freed_memory_promptly();
-    inbox::sys::warm_crypto();
+    // Joined when main returns: no short command exits while it runs.
+    let _warm = inbox::sys::warm_crypto();
     let config = match inbox::app::configure().await {
         Some(config) if config.mode == Mode::Lambda => config,
         Some(_) => {
