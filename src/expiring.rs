@@ -50,11 +50,17 @@ impl<K: Eq + Hash, V: Clone> Expiring<K, V> {
     }
 
     /// The fresh value for `key`, or what `load` reads (then kept).
+    ///
+    /// The read is boxed: a table read's future is kilobytes (the SDK's
+    /// orchestrator), and held inline it would make every caller's future —
+    /// up to the whole request's — that large, to be moved and touched on
+    /// every request although a warm cache never runs it. Boxed, only a
+    /// miss pays, one allocation beside its round trip.
     pub async fn get_or_load<E>(&self, key: K, load: impl AsyncFnOnce() -> Result<V, E>) -> Result<V, E> {
         if let Some(value) = self.get(&key) {
             return Ok(value);
         }
-        let value = load().await?;
+        let value = Box::pin(load()).await?;
         self.put(key, value.clone());
         Ok(value)
     }

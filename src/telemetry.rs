@@ -1,12 +1,22 @@
 //! Logging: JSON lines on Lambda (CloudWatch), readable lines locally. The
-//! filter comes from `RUST_LOG` (default `info`). A request's span carries
-//! its id and HTTP method (set once, when it opens); what the request turned
-//! out to be — path, era, method, tool, task, person, workspace, status,
-//! DynamoDB calls — is noted on a `RequestLine` as it is learnt and written
-//! once, in the request's one `answered` line. (Recording each of those on
-//! the span instead had the JSON formatter re-read and re-write the span's
-//! fields at every record: a third of a cheap request's CPU.) Bodies and
-//! credential headers are never logged.
+//! filter comes from `RUST_LOG` (default `info`). Every line logged while a
+//! request runs names it under `span` — `{"request_id", "http_method",
+//! "name": "request"}` — and what the request turned out to be — path, era,
+//! method, tool, task, person, workspace, status, DynamoDB calls — is noted
+//! on a `RequestLine` as it is learnt and written once, in the request's one
+//! `answered` line. (Recording each of those on a span instead had the JSON
+//! formatter re-read and re-write the span's fields at every record: a third
+//! of a cheap request's CPU.) Bodies and credential headers are never logged.
+//!
+//! The request's identity is kept in a task-local beside its `RequestLine`
+//! (`in_request`), and `JsonLine` writes it as the `span` a tracing span
+//! named `request` would give: opening, entering, leaving and closing a span
+//! on every request was a sixteenth of a `server/discover`'s instructions
+//! (`make profile`). The readable format has no such hook, so there the
+//! request is a real span, as before. A line inside a request names the
+//! request even when a library's span is entered (the SDK's spans are at
+//! `debug`); outside one, the current span as tracing-subscriber's JSON
+//! format names it (on Lambda, the runtime's invocation span).
 //!
 //! Metrics: CloudWatch Embedded Metric Format, one JSON line on stdout per
 //! measured event (a request, a finished job, a webhook delivery), which
@@ -22,6 +32,7 @@ use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::{Map, Value, json};
+use tracing::Instrument as _;
 use tracing::field::{Field, Visit};
 use tracing::{Event, Subscriber};
 use tracing_subscriber::EnvFilter;
@@ -46,22 +57,42 @@ pub struct RequestLine {
     pub dynamodb_calls: u32,
 }
 
-tokio::task_local! {
-    static LINE: RefCell<RequestLine>;
+/// The request running on this task: who it is, and its line so far.
+struct Running {
+    request_id: String,
+    http_method: String,
+    line: RefCell<RequestLine>,
 }
 
-/// Runs `request` with a fresh `RequestLine`, and returns what it noted.
-pub async fn with_request_line<T>(request: impl std::future::Future<Output = T>) -> (T, RequestLine) {
-    LINE.scope(RefCell::default(), async {
-        let out = request.await;
-        (out, LINE.with(RefCell::take))
-    })
-    .await
+tokio::task_local! {
+    static RUNNING: Running;
+}
+
+/// Whether lines are the readable format (its requests are real spans).
+static READABLE: AtomicBool = AtomicBool::new(false);
+
+/// Runs `request` as the request `request_id`: every line it logs names it,
+/// and it starts with an empty `RequestLine` (`note`, `take_line`).
+pub async fn in_request<T>(request_id: &str, http_method: &str, request: impl std::future::Future<Output = T>) -> T {
+    let span = if READABLE.load(Ordering::Relaxed) {
+        tracing::info_span!("request", request_id = %request_id, http_method = %http_method)
+    } else {
+        tracing::Span::none()
+    };
+    let running =
+        Running { request_id: request_id.to_owned(), http_method: http_method.to_owned(), line: RefCell::default() };
+    RUNNING.scope(running, request).instrument(span).await
 }
 
 /// Notes something on the running request's line (nothing outside a request).
 pub fn note(f: impl FnOnce(&mut RequestLine)) {
-    let _ = LINE.try_with(|line| f(&mut line.borrow_mut()));
+    let _ = RUNNING.try_with(|running| f(&mut running.line.borrow_mut()));
+}
+
+/// What the running request noted, taken for its `answered` line (empty
+/// outside a request).
+pub fn take_line() -> RequestLine {
+    RUNNING.try_with(|running| running.line.take()).unwrap_or_default()
 }
 
 /// The CloudWatch namespace of every metric.
@@ -124,6 +155,7 @@ pub enum LogFormat {
 }
 
 pub fn init(format: LogFormat) {
+    READABLE.store(format == LogFormat::Pretty, Ordering::Relaxed);
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
     // try_init: a second initialisation (tests, embedding) keeps the first subscriber.
@@ -187,6 +219,19 @@ where
         line.value("level", meta.level().as_str());
         event.record(&mut line);
         line.value("target", meta.target());
+        let running = RUNNING.try_with(|running| {
+            // The members in the order a `request` span's would be.
+            line.key("span");
+            line.0.extend_from_slice(br#"{"request_id":"#);
+            line.json(running.request_id.as_str());
+            line.0.extend_from_slice(br#","http_method":"#);
+            line.json(running.http_method.as_str());
+            line.0.extend_from_slice(br#","name":"request"}"#);
+        });
+        if running.is_ok() {
+            line.0.extend_from_slice(b"}\n");
+            return writer.write_str(&line.text());
+        }
         let span = event.parent().and_then(|id| ctx.span(id)).or_else(|| ctx.lookup_current());
         if let Some(span) = span {
             line.key("span");
@@ -314,7 +359,9 @@ impl Visit for JsonMembers {
 
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
         if !field.name().starts_with("log.") {
-            self.value(field.name(), format!("{value:?}"));
+            // Escaped as it is formatted (serde_json's `collect_str`): no
+            // text in between.
+            self.value(field.name(), format_args!("{value:?}"));
         }
     }
 }
@@ -357,6 +404,8 @@ mod tests {
             ok = true,
             quoted = "a \"b\"\n\u{1}",
             debug = ?vec![1, 2],
+            shown = %"a \"b\"\n\u{1}\\ é",
+            debug_text = ?"a \"b\"\t",
             "answered"
         );
         let empty = tracing::info_span!("inner");
@@ -366,6 +415,11 @@ mod tests {
 
     /// The lines `format` writes for `events`, parsed, without their timestamps.
     fn lines(json_line: bool) -> Vec<Value> {
+        lines_of(json_line, events)
+    }
+
+    /// The lines `format` writes for what `events` logs, parsed, without their timestamps.
+    fn lines_of(json_line: bool, events: impl FnOnce()) -> Vec<Value> {
         let out = Captured::default();
         let writer = out.clone();
         let builder = tracing_subscriber::fmt().with_writer(move || writer.clone());
@@ -427,5 +481,46 @@ mod tests {
         assert_eq!(ours[3]["span"], serde_json::json!({"name": "inner"}));
         assert_eq!(ours[3]["message"], "failed: 42");
         assert!(ours[0].get("span").is_none());
+    }
+
+    #[test]
+    fn a_request_is_named_on_its_lines_as_its_span_would_name_it() {
+        // What tracing-subscriber's JSON format writes inside a `request` span…
+        let spanned = lines_of(false, || {
+            let span = tracing::info_span!("request", request_id = %"r-\"1\"", http_method = %"POST");
+            let _entered = span.enter();
+            tracing::info!(status = 200u16, "answered");
+            tracing::warn!(error = %"boom", "inside");
+        });
+        // …`JsonLine` writes inside `in_request`, with no span, even under a library's span.
+        let mut noted = None;
+        let ours = lines_of(true, || {
+            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            runtime.block_on(super::in_request("r-\"1\"", "POST", async {
+                super::note(|line| line.sub = Some("user_1".into()));
+                tracing::info!(status = 200u16, "answered");
+                let library = tracing::info_span!("library", id = 3);
+                let _entered = library.enter();
+                tracing::warn!(error = %"boom", "inside");
+                noted = Some(super::take_line());
+            }));
+        });
+        assert_eq!(ours.len(), 2);
+        assert_eq!(ours, spanned);
+        assert_eq!(
+            ours[1]["span"],
+            serde_json::json!({"request_id": "r-\"1\"", "http_method": "POST", "name": "request"})
+        );
+        // The request's line is its own; outside a request there is none to note on.
+        assert_eq!(noted.and_then(|line| line.sub).as_deref(), Some("user_1"));
+        super::note(|line| line.sub = Some("nobody".into()));
+        assert_eq!(super::take_line().sub, None);
+        // Outside a request, the current span is named as before.
+        let outside = lines_of(true, || {
+            let library = tracing::info_span!("library", id = 3);
+            let _entered = library.enter();
+            tracing::info!("outside");
+        });
+        assert_eq!(outside[0]["span"], serde_json::json!({"id": 3, "name": "library"}));
     }
 }

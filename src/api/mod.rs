@@ -306,7 +306,9 @@ pub async fn dispatch(ctx: &Ctx<'_>, permit: Permit, input: &Input<'_>) -> Resul
     let change = audit::Change::new(input);
     let ctx = Ctx { change: Some(&change), ..*ctx };
     let outcome = run(&ctx, input).await;
-    audit::finish(&ctx, &change, &outcome).await;
+    // Boxed: the audit record's write is a table call whose future is
+    // kilobytes; inline, it would size every read's future too.
+    Box::pin(audit::finish(&ctx, &change, &outcome)).await;
     outcome
 }
 

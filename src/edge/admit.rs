@@ -106,7 +106,9 @@ impl RateLimiter {
         }
         let key = budget(principal);
         let now = crate::sys::unix_now();
-        match self.store.hit_rate_limit(&principal.org, &principal.sub, per_minute, now).await {
+        // Boxed: the counter's update is a table write whose future is
+        // kilobytes; inline, it would size every request's future, reads too.
+        match Box::pin(self.store.hit_rate_limit(&principal.org, &principal.sub, per_minute, now)).await {
             Ok(decision) => {
                 remember(&self.seen, &key, now, &decision);
                 verdict(&decision)

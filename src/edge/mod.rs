@@ -17,7 +17,6 @@ use http::StatusCode;
 use http::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderName, HeaderValue};
 use lambda_http::{Body, Request, RequestExt, Response};
 use serde_json::{Value, json};
-use tracing::Instrument;
 
 use crate::api::Services;
 use crate::auth::Verifier;
@@ -55,13 +54,11 @@ pub async fn handle(edge: &Edge, req: Request) -> Response<Body> {
         .map(|c| c.request_id.clone())
         .filter(|id| !id.is_empty())
         .unwrap_or_else(new_request_id);
-    let span = tracing::info_span!("request", request_id = %request_id, http_method = %req.method());
     let started = std::time::Instant::now();
-    async move {
-        // Boxed: the route's future is large, and the wrapper would
-        // otherwise move it by value.
-        let routed = Box::pin(route(edge, req, &request_id));
-        let ((response, label), line) = crate::telemetry::with_request_line(routed).await;
+    let http_method = req.method().clone();
+    let request = async {
+        let (response, label) = route(edge, req, &request_id).await;
+        let line = crate::telemetry::take_line();
         let (status, round_trips) = (response.status().as_u16(), line.dynamodb_calls);
         tracing::info!(
             path = line.path,
@@ -77,9 +74,8 @@ pub async fn handle(edge: &Edge, req: Request) -> Response<Body> {
         );
         request_metrics(&label, status, started.elapsed(), round_trips, &request_id);
         response
-    }
-    .instrument(span)
-    .await
+    };
+    crate::telemetry::in_request(&request_id, http_method.as_str(), request).await
 }
 
 /// What a request was, for its metric line: bounded labels only.

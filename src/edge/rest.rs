@@ -45,7 +45,7 @@ pub async fn handle(edge: &Edge, req: &RestRequest<'_>) -> RestReply {
     if gate::too_large(req.headers, req.body.len()) {
         return error_reply(edge, ApiError::TooLarge);
     }
-    match tokio::time::timeout(edge.request_timeout, Box::pin(admitted(edge, req))).await {
+    match tokio::time::timeout(edge.request_timeout, admitted(edge, req)).await {
         Ok(reply) => reply,
         Err(_) => {
             tracing::warn!(budget_ms = edge.request_timeout.as_millis(), "request budget exhausted");
@@ -145,9 +145,11 @@ async fn authenticated(edge: &Edge, req: &RestRequest<'_>, principal: &Principal
         }
         // A route for a machine client (the ingestion pipeline): no
         // membership, no role: its registration.
-        Needs::Scope(_) => edge.api.resolve_pipeline(principal, header).await?,
+        // Boxed, as the two resolutions that always read the table: their
+        // futures would otherwise size every request's.
+        Needs::Scope(_) => Box::pin(edge.api.resolve_pipeline(principal, header)).await?,
         // Organization administration: the organization itself.
-        Needs::Org(_) => edge.api.resolve_org_admin(principal).await?,
+        Needs::Org(_) => Box::pin(edge.api.resolve_org_admin(principal)).await?,
         Needs::Role(..) | Needs::Handler { .. } | Needs::Job { .. } => edge.api.resolve(principal, header).await?,
     };
     crate::telemetry::note(|line| line.workspace = Some(tenant.workspace.as_str().to_owned()));
@@ -171,7 +173,8 @@ async fn authenticated(edge: &Edge, req: &RestRequest<'_>, principal: &Principal
     match key.filter(|_| route.op.is_write()) {
         Some(key) => {
             let api_request = ApiRequest { method: req.method, path: req.path, query: req.query, body: req.body };
-            idempotent(&ctx, permit, route, &api_request, key).await
+            // Boxed: its table calls would size every request's future.
+            Box::pin(idempotent(&ctx, permit, route, &api_request, key)).await
         }
         None => dispatch(&ctx, permit, &Input::rest(route, req.query, req.body)).await,
     }

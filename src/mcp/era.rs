@@ -8,6 +8,7 @@
 //! never matches the body, so it fails like any other mismatch.
 
 use base64::Engine as _;
+use http::header::{AsHeaderName, HeaderName};
 use http::{HeaderMap, StatusCode};
 use serde_json::{Map, Value, json};
 
@@ -123,9 +124,9 @@ pub const KEY_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 pub const KEY_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 pub const KEY_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 
-pub const H_PROTOCOL_VERSION: &str = "mcp-protocol-version";
-pub const H_METHOD: &str = "mcp-method";
-pub const H_NAME: &str = "mcp-name";
+pub const H_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+pub const H_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+pub const H_NAME: HeaderName = HeaderName::from_static("mcp-name");
 
 const LOG_LEVELS: [&str; 8] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
 
@@ -142,7 +143,9 @@ pub enum Header {
 }
 
 impl Header {
-    pub fn read(headers: &HeaderMap, name: &str) -> Header {
+    /// The field `name` (a `HeaderName` constant where the name is fixed:
+    /// looked up without parsing the name again).
+    pub fn read(headers: &HeaderMap, name: impl AsHeaderName) -> Header {
         let mut values = headers.get_all(name).iter();
         let Some(first) = values.next() else { return Header::Absent };
         if let Some(second) = values.next() {
@@ -397,7 +400,7 @@ pub fn check_param_headers(message: &Message, headers: &HeaderMap, params: &[(&s
             other => other.to_string(),
         });
         let body = body_value.as_deref();
-        match (Header::read(headers, &header.to_ascii_lowercase()), body) {
+        match (Header::read(headers, header.to_ascii_lowercase()), body) {
             (Header::Absent, None) => {}
             (Header::One(value), Some(body)) => match decode_name(&value) {
                 Some(decoded) if decoded == body => {}

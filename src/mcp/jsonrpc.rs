@@ -218,7 +218,7 @@ pub fn parse_message(body: &[u8]) -> Result<Message, ParseFailure> {
         .map_err(|_| ParseFailure::parse("Parse error: the request body is not valid UTF-8"))?;
     let value = crate::json::parse_strict(text)
         .map_err(|_| ParseFailure::parse("Parse error: the request body is not valid JSON"))?;
-    let object = match value {
+    let mut object = match value {
         Value::Array(_) => {
             return Err(ParseFailure::invalid(
                 None,
@@ -253,12 +253,14 @@ pub fn parse_message(body: &[u8]) -> Result<Message, ParseFailure> {
     if !id_valid {
         return Err(ParseFailure::invalid(None, "Invalid request: id must be a string or an integer"));
     }
-    let (params, has_params) = match object.get("params") {
+    let (method, kind) = (method.clone(), Method::parse(method));
+    // Taken out of the parsed body, not copied: the body is not needed again.
+    let (params, has_params) = match object.remove("params") {
         None => (Map::new(), false),
-        Some(Value::Object(params)) => (params.clone(), true),
+        Some(Value::Object(params)) => (params, true),
         Some(_) => return Err(ParseFailure::invalid(id, "Invalid request: params must be an object")),
     };
-    Ok(Message { id, method: method.clone(), kind: Method::parse(method), params, has_params })
+    Ok(Message { id, method, kind, params, has_params })
 }
 
 #[cfg(test)]

@@ -26,6 +26,11 @@ pub fn label(message: &Message) -> &'static str {
 /// the response is produced under (`initialize` negotiates its own).
 /// `tenant` is the workspace resolved for a method that needs one
 /// (`Method::needs_workspace`); the handlers of those get it resolved.
+///
+/// What runs an operation is boxed one by one (the catalogue's answers, the
+/// tasks methods): those futures are kilobytes (the operation's table calls),
+/// and held inline they would size this future, and every future above it,
+/// for `server/discover` and the lists too, which run none.
 pub async fn dispatch(call: &Call<'_>, tenant: Option<&Tenant>) -> Result<(Outcome, ProtocolVersion), RpcError> {
     let server = call.server;
     let catalogue = server.catalogue.as_ref();
@@ -74,7 +79,7 @@ pub async fn dispatch(call: &Call<'_>, tenant: Option<&Tenant>) -> Result<(Outco
         Method::PromptsGet => catalogue.get_prompt(call, tenant).await.map(|outcome| (outcome, version)),
         Method::CompletionComplete => complete(catalogue.complete(call, tenant).await?),
         Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
-            super::tasks::dispatch(call, tenant, method).await.map(|outcome| (outcome, version))
+            Box::pin(super::tasks::dispatch(call, tenant, method)).await.map(|outcome| (outcome, version))
         }
     }
 }

@@ -388,12 +388,11 @@ impl McpServer {
             narrowing,
             request_id: &trace.request_id,
         };
-        match Box::pin(methods::dispatch(&call, tenant.as_ref())).await {
+        match methods::dispatch(&call, tenant.as_ref()).await {
             Ok((outcome, reply_version)) => {
                 let body = match outcome {
                     Outcome::Serialized(result) => {
-                        let result = self.decorate_serialized(era, message.kind, result);
-                        ReplyBody::Serialized(format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{result}}}"))
+                        ReplyBody::Serialized(self.serialized_response(id, era, message.kind, &result))
                     }
                     outcome => ReplyBody::Json(result_body(id, self.decorate(era, message.kind, outcome))),
                 };
@@ -411,7 +410,7 @@ impl McpServer {
             Outcome::Complete(v) => (v, ResultType::Complete),
             Outcome::InputRequired(v) => (v, ResultType::InputRequired),
             Outcome::Task(v) => (v, ResultType::Task),
-            // Serialized results are decorated by `decorate_serialized`.
+            // Serialized results are decorated by `serialized_response`.
             Outcome::Serialized(text) => {
                 (crate::json::parse_strict(&text).unwrap_or(Value::Null), ResultType::Complete)
             }
@@ -440,21 +439,31 @@ impl McpServer {
 }
 
 impl McpServer {
-    /// `decorate` for a complete result that is already serialized (a JSON
-    /// object without `_meta`): the same members, appended as text.
-    fn decorate_serialized(&self, era: Era, method: Option<Method>, mut result: String) -> String {
-        if era != Era::Stateless || !result.ends_with('}') {
-            return result;
+    /// The whole response to a request whose result is already serialized (a
+    /// JSON object without `_meta`), with `decorate`'s members appended as
+    /// text: written once into one buffer of the right size.
+    fn serialized_response(&self, id: &Value, era: Era, method: Option<Method>, result: &str) -> String {
+        const CACHEABLE: &str = ",\"ttlMs\":0,\"cacheScope\":\"private\"";
+        let id = id.to_string();
+        let mut out = String::with_capacity(result.len() + id.len() + self.server_info_json.len() + 120);
+        out.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+        out.push_str(&id);
+        out.push_str(",\"result\":");
+        match result.strip_suffix('}') {
+            Some(open) if era == Era::Stateless => {
+                out.push_str(open);
+                out.push_str(",\"resultType\":\"complete\"");
+                if method.is_some_and(Method::is_cacheable) {
+                    out.push_str(CACHEABLE);
+                }
+                out.push_str(",\"_meta\":");
+                out.push_str(&self.server_info_json);
+                out.push('}');
+            }
+            _ => out.push_str(result),
         }
-        result.pop();
-        result.push_str(",\"resultType\":\"complete\"");
-        if method.is_some_and(Method::is_cacheable) {
-            result.push_str(",\"ttlMs\":0,\"cacheScope\":\"private\"");
-        }
-        result.push_str(",\"_meta\":");
-        result.push_str(&self.server_info_json);
-        result.push('}');
-        result
+        out.push('}');
+        out
     }
 }
 

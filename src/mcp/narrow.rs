@@ -27,8 +27,8 @@ use crate::api::{self, Op};
 use crate::auth::Principal;
 use crate::domain::Scope;
 
-pub const H_READONLY: &str = "x-mcp-readonly";
-pub const H_TOOLSETS: &str = "x-mcp-toolsets";
+pub const H_READONLY: http::HeaderName = http::HeaderName::from_static("x-mcp-readonly");
+pub const H_TOOLSETS: http::HeaderName = http::HeaderName::from_static("x-mcp-toolsets");
 
 /// The toolsets, by name: each tool belongs to the one its REST resource names.
 pub const TOOLSETS: [&str; 5] = ["inboxes", "emails", "webhooks", "jobs", "audit"];

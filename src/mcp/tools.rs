@@ -172,7 +172,10 @@ impl Tools {
                 }
                 Era::Stateless => {
                     let row = &tool.row;
-                    match confirm::decide(call, &ctx, (row.name, row.title, row.effect), &args).await? {
+                    // Boxed: the confirmation's table calls would size every
+                    // tool call's future, the reads' too.
+                    let decided = Box::pin(confirm::decide(call, &ctx, (row.name, row.title, row.effect), &args));
+                    match decided.await? {
                         Decision::Ask(interim) => return Ok(Outcome::InputRequired(interim)),
                         Decision::NotConfirmed => {
                             let body = json!({"result": "not_confirmed", "message": "Nothing was done: the user did not confirm."});

@@ -24,6 +24,8 @@ fn free_port() -> u16 {
 struct Served {
     child: Child,
     lines: mpsc::Receiver<String>,
+    /// The server's log lines (stderr).
+    logs: mpsc::Receiver<String>,
     port: u16,
     token: String,
 }
@@ -67,20 +69,12 @@ impl Served {
         let mut child = command(&["serve"])
             .envs(env.iter().copied())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("start the server");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Served { child, lines, port, token }
+        let lines = read_lines(child.stdout.take().expect("piped stdout"));
+        let logs = read_lines(child.stderr.take().expect("piped stderr"));
+        Served { child, lines, logs, port, token }
     }
 
     fn url(&self, path: &str) -> String {
@@ -129,6 +123,21 @@ impl Served {
             }
         }
     }
+}
+
+/// The lines of a child's output as they come (read on a thread of their
+/// own, so the child never waits on a full pipe).
+fn read_lines(output: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(output).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    lines
 }
 
 impl Drop for Served {
@@ -213,6 +222,72 @@ async fn a_request_to_the_running_server_writes_one_metric_line() {
     let delivery = delivery.unwrap();
     assert_emf(&delivery, &json!([["Outcome"], ["EventType", "Outcome"]]), &["Deliveries", "DeliveryLatency"]);
     assert_eq!(delivery["EventType"], "email.processed", "{delivery}");
+}
+
+/// Every JSON log line a request writes names it under `span` (its id and
+/// HTTP method, `name: "request"`), the line it writes inside (a refused
+/// token) as well as its `answered` line, and the id is the one its metric
+/// line carries.
+#[tokio::test]
+async fn the_log_lines_of_a_request_name_it() {
+    let served = Served::start_with(&[("LOG_FORMAT", "json"), ("RUST_LOG", "info")]);
+    let client = reqwest::Client::new();
+    served.ready(&client).await;
+    while served.lines.recv_timeout(Duration::from_millis(300)).is_ok() {}
+    while served.logs.recv_timeout(Duration::from_millis(300)).is_ok() {}
+    let answered = |logs: &mpsc::Receiver<String>| -> Vec<Value> {
+        let mut lines = Vec::new();
+        loop {
+            let line = logs.recv_timeout(Duration::from_secs(20)).expect("the request's answered line within 20 s");
+            let value: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+            let done = value["message"] == "answered";
+            lines.push(value);
+            if done {
+                return lines;
+            }
+        }
+    };
+
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "emails_get", "arguments": {"id": "eml_telecom_nov"}, "_meta": common::envelope()}});
+    let resp = served.mcp(&client, &body).send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let metric = served.next_metric();
+    let lines = answered(&served.logs);
+    let line = lines.last().unwrap();
+    let request_id = line.pointer("/span/request_id").and_then(Value::as_str).unwrap_or_default().to_owned();
+    assert!(!request_id.is_empty(), "{line}");
+    assert_eq!(line["span"], json!({"request_id": request_id, "http_method": "POST", "name": "request"}), "{line}");
+    assert_eq!(
+        (&line["status"], &line["operation"], &line["level"]),
+        (&json!(200), &json!("emails_get"), &json!("INFO"))
+    );
+    assert_eq!(metric["RequestId"], json!(request_id), "the metric line names the same request");
+
+    // A refused token: the line written inside the request names it too, and
+    // the next request is another.
+    let resp = client
+        .post(served.url("/mcp"))
+        .bearer_auth("not-a-token")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", common::STATELESS)
+        .header("mcp-method", "tools/list")
+        .body(
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": common::envelope()}})
+                .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 401);
+    let lines = answered(&served.logs);
+    let rejected = lines.iter().find(|l| l["message"] == "token rejected").expect("a token rejected line");
+    let last = lines.last().unwrap();
+    assert_eq!(rejected["span"], last["span"], "{rejected}");
+    assert_eq!(last["status"], 401);
+    assert!(last["span"]["request_id"].as_str().is_some_and(|id| !id.is_empty() && id != request_id), "{last}");
+    assert!(!lines.iter().any(|l| l.to_string().contains(&served.token)), "no token in a log line");
 }
 
 #[test]
