@@ -219,7 +219,7 @@ where
         line.value("level", meta.level().as_str());
         event.record(&mut line);
         line.value("target", meta.target());
-        let running = RUNNING.try_with(|running| {
+        let in_request = RUNNING.try_with(|running| {
             // The members in the order a `request` span's would be.
             line.key("span");
             line.0.extend_from_slice(br#"{"request_id":"#);
@@ -228,12 +228,10 @@ where
             line.json(running.http_method.as_str());
             line.0.extend_from_slice(br#","name":"request"}"#);
         });
-        if running.is_ok() {
-            line.0.extend_from_slice(b"}\n");
-            return writer.write_str(&line.text());
-        }
-        let span = event.parent().and_then(|id| ctx.span(id)).or_else(|| ctx.lookup_current());
-        if let Some(span) = span {
+        // Outside a request, the current span, as tracing-subscriber's JSON format names it.
+        if in_request.is_err()
+            && let Some(span) = event.parent().and_then(|id| ctx.span(id)).or_else(|| ctx.lookup_current())
+        {
             line.key("span");
             let extensions = span.extensions();
             // `JsonSpanFields` stores the span's fields as a JSON object's text.

@@ -29,7 +29,7 @@ pub struct Verifier {
     /// soon after.
     verified: Mutex<HashMap<u128, Verified>>,
     /// The key of `cache_key`, drawn when the verifier is made.
-    cache_secret: (u64, u64),
+    cache_secret: [u8; 16],
 }
 
 #[derive(Clone)]
@@ -58,7 +58,7 @@ struct Claims {
 
 impl Verifier {
     pub fn new(issuer: String, jwks: JwksCache) -> Self {
-        let cache_secret = (u64::from_le_bytes(crate::sys::random()), u64::from_le_bytes(crate::sys::random()));
+        let cache_secret = crate::sys::random();
         Self { issuer, jwks, rules: ClaimRules::default(), verified: Mutex::new(HashMap::new()), cache_secret }
     }
 
@@ -71,7 +71,7 @@ impl Verifier {
     fn cache_key(&self, audience: &str, token: &str) -> u128 {
         use siphasher::sip128::Hasher128 as _;
         use std::hash::Hasher as _;
-        let mut hasher = siphasher::sip128::SipHasher24::new_with_keys(self.cache_secret.0, self.cache_secret.1);
+        let mut hasher = siphasher::sip128::SipHasher24::new_with_key(&self.cache_secret);
         // An audience holds no NUL (it is a configured URI): the pair reads one way only.
         hasher.write(audience.as_bytes());
         hasher.write(&[0]);

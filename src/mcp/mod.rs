@@ -444,7 +444,7 @@ impl McpServer {
     /// text: written once into one buffer of the right size.
     fn serialized_response(&self, id: &Value, era: Era, method: Option<Method>, result: &str) -> String {
         const CACHEABLE: &str = ",\"ttlMs\":0,\"cacheScope\":\"private\"";
-        let id = id.to_string();
+        let id = crate::json::text(id);
         let mut out = String::with_capacity(result.len() + id.len() + self.server_info_json.len() + 120);
         out.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
         out.push_str(&id);

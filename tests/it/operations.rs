@@ -40,25 +40,7 @@ impl Served {
         let (port, issuer_port) = (free_port(), free_port());
         let key = std::env::temp_dir().join(format!("{}.key", common::unique_table()));
         let table = common::unique_table();
-        let command = |args: &[&str]| {
-            let mut command = Command::new(BIN);
-            command
-                .args(args)
-                .env("PORT", port.to_string())
-                .env("DEV_ISSUER_KEY", &key)
-                .env("DEV_ISSUER_PORT", issuer_port.to_string())
-                .env("TABLE_NAME", &table)
-                .env("DYNAMODB_ENDPOINT", common::dynamodb_endpoint())
-                .env("RUST_LOG", "warn")
-                .env_remove("MCP_RESOURCE")
-                .env_remove("API_AUDIENCE")
-                .env_remove("OAUTH_ISSUER")
-                .env_remove("JWKS_URL")
-                // Locally, metric lines are printed only when asked.
-                .env("METRICS", "1")
-                .env_remove("AWS_LAMBDA_RUNTIME_API");
-            command
-        };
+        let command = |args: &[&str]| binary(args, port, issuer_port, &key, &table);
         for step in [["create-table"], ["seed"]] {
             let out = command(&step).output().expect("run the binary");
             assert!(out.status.success(), "{step:?}: {}", String::from_utf8_lossy(&out.stderr));
@@ -83,14 +65,30 @@ impl Served {
 
     /// A request as the demo admin on `ws_main`.
     fn request(&self, client: &reqwest::Client, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
-        client.request(method, self.url(path)).bearer_auth(&self.token).header("x-workspace-id", "ws_main")
+        self.request_as(client, &self.token, method, path)
+    }
+
+    /// `request`, with `token` as the bearer.
+    fn request_as(
+        &self,
+        client: &reqwest::Client,
+        token: &str,
+        method: reqwest::Method,
+        path: &str,
+    ) -> reqwest::RequestBuilder {
+        client.request(method, self.url(path)).bearer_auth(token).header("x-workspace-id", "ws_main")
     }
 
     /// A 2026-07-28 request to `/mcp` with its routing headers.
     fn mcp(&self, client: &reqwest::Client, body: &Value) -> reqwest::RequestBuilder {
+        self.mcp_as(client, &self.token, body)
+    }
+
+    /// `mcp`, with `token` as the bearer.
+    fn mcp_as(&self, client: &reqwest::Client, token: &str, body: &Value) -> reqwest::RequestBuilder {
         let method = body["method"].as_str().unwrap_or_default();
         let mut req = self
-            .request(client, reqwest::Method::POST, "/mcp")
+            .request_as(client, token, reqwest::Method::POST, "/mcp")
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")
             .header("mcp-protocol-version", common::STATELESS)
@@ -123,6 +121,28 @@ impl Served {
             }
         }
     }
+}
+
+/// The binary in local mode, as `make run` runs it, on its own ports, issuer
+/// key and table.
+fn binary(args: &[&str], port: u16, issuer_port: u16, key: &std::path::Path, table: &str) -> Command {
+    let mut command = Command::new(BIN);
+    command
+        .args(args)
+        .env("PORT", port.to_string())
+        .env("DEV_ISSUER_KEY", key)
+        .env("DEV_ISSUER_PORT", issuer_port.to_string())
+        .env("TABLE_NAME", table)
+        .env("DYNAMODB_ENDPOINT", common::dynamodb_endpoint())
+        .env("RUST_LOG", "warn")
+        .env_remove("MCP_RESOURCE")
+        .env_remove("API_AUDIENCE")
+        .env_remove("OAUTH_ISSUER")
+        .env_remove("JWKS_URL")
+        // Locally, metric lines are printed only when asked.
+        .env("METRICS", "1")
+        .env_remove("AWS_LAMBDA_RUNTIME_API");
+    command
 }
 
 /// The lines of a child's output as they come (read on a thread of their
@@ -266,20 +286,8 @@ async fn the_log_lines_of_a_request_name_it() {
 
     // A refused token: the line written inside the request names it too, and
     // the next request is another.
-    let resp = client
-        .post(served.url("/mcp"))
-        .bearer_auth("not-a-token")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", common::STATELESS)
-        .header("mcp-method", "tools/list")
-        .body(
-            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": common::envelope()}})
-                .to_string(),
-        )
-        .send()
-        .await
-        .unwrap();
+    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": common::envelope()}});
+    let resp = served.mcp_as(&client, "not-a-token", &body).send().await.unwrap();
     assert_eq!(resp.status(), 401);
     let lines = answered(&served.logs);
     let rejected = lines.iter().find(|l| l["message"] == "token rejected").expect("a token rejected line");
@@ -326,15 +334,9 @@ async fn with_local_job_polling_off_an_enqueued_job_stays_queued() {
     let job: Value = resp.json().await.unwrap();
     assert_eq!(job["data"]["status"], "queued", "{job}");
 
-    let out = Command::new(BIN)
-        .arg("serve")
-        .env("PORT", free_port().to_string())
-        .env("DEV_ISSUER_PORT", free_port().to_string())
-        .env("DEV_ISSUER_KEY", std::env::temp_dir().join(format!("{}.key", common::unique_table())))
-        .env("TABLE_NAME", common::unique_table())
-        .env("DYNAMODB_ENDPOINT", common::dynamodb_endpoint())
+    let key = std::env::temp_dir().join(format!("{}.key", common::unique_table()));
+    let out = binary(&["serve"], free_port(), free_port(), &key, &common::unique_table())
         .env("LOCAL_JOB_POLL_MS", "soon")
-        .env_remove("AWS_LAMBDA_RUNTIME_API")
         .output()
         .expect("run the binary");
     assert!(!out.status.success());
