@@ -13,6 +13,8 @@
 //! is answered as a task when the request declares the tasks extension
 //! (`super::tasks`).
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value, json};
 
 use super::catalogue::{self, ToolRow, rows};
@@ -80,6 +82,11 @@ impl Tool {
 
 pub struct Tools {
     tools: Vec<Tool>,
+    /// Each tool's place in `tools`, by name: a call names its tool, and the
+    /// pipeline looks it up three times (its label, whether it writes, the
+    /// call itself); one hash and a probe touch a few cache lines where a
+    /// scan touched two per tool, on a request whose caches start cold.
+    by_name: HashMap<&'static str, usize>,
 }
 
 impl Default for Tools {
@@ -97,12 +104,13 @@ impl Tools {
                 let serialized = ProtocolVersion::SUPPORTED.map(|v| Tool::render(&row, &schema, v).to_string());
                 Tool { row, schema, serialized }
             })
-            .collect();
-        Self { tools }
+            .collect::<Vec<Tool>>();
+        let by_name = tools.iter().enumerate().map(|(i, tool)| (tool.row.name, i)).collect();
+        Self { tools, by_name }
     }
 
     pub fn find(&self, name: &str) -> Option<&Tool> {
-        self.tools.iter().find(|t| t.row.name == name)
+        self.by_name.get(name).and_then(|&i| self.tools.get(i))
     }
 
     pub fn all(&self) -> impl Iterator<Item = &Tool> {
@@ -253,6 +261,22 @@ fn confirmation_required(tool: &Tool, version: ProtocolVersion) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each tool is found by its own name (no two share one), and a name
+    /// no tool has, or one that differs in case only, finds nothing.
+    #[test]
+    fn a_tool_is_found_by_its_name_alone() {
+        let tools = Tools::new();
+        for (i, tool) in tools.tools.iter().enumerate() {
+            let found = tools.find(tool.row.name).map(|t| std::ptr::eq(t, &tools.tools[i]));
+            assert_eq!(found, Some(true), "{}", tool.row.name);
+        }
+        assert_eq!(tools.by_name.len(), tools.tools.len());
+        assert!(tools.find("emails_get").is_some());
+        for unknown in ["", "EMAILS_GET", "emails_get ", "emails"] {
+            assert!(tools.find(unknown).is_none(), "{unknown:?}");
+        }
+    }
 
     #[test]
     fn every_schema_is_in_the_checked_subset_and_names_its_operations_parameters() {
