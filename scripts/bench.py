@@ -346,7 +346,7 @@ def main():
             out[c] = wrk(url, headers, body, c, pid)
             runs.setdefault((key, name, c), []).append(out[c])
         return out
-    # The anchor of a row, run right before it at the same concurrency: the
+    # The anchor of a row, run right beside it at the same concurrency: the
     # ratios come from pairs of adjacent runs, so a machine whose speed
     # drifts during the run moves both sides of each ratio alike.
     anchors = {} if PEERS_ONLY else {
@@ -364,7 +364,7 @@ def main():
             if not PEERS_ONLY:
                 wait_for(sdk_read, "bare-SDK peer")
         idle = {k: rss_kib(p.pid)[0] for k, p in peers.items()}
-        for _ in range(REPS):
+        for rep in range(REPS):
             measure("ceiling", "ceiling (fixed JSON)", f"http://127.0.0.1:{CEILING_PORT}/",
                     {"content-type": "application/json"}, CEILING_BODY, peers["ceiling"].pid)
             if PEERS_ONLY:
@@ -382,14 +382,23 @@ def main():
                     warm = rss_kib(proc.pid)[0]
                     for name, headers, body in chosen:
                         for c in (1, 32):
-                            anchor = None
-                            if name in anchors:
-                                peer_key, peer_row, url, peer_headers, peer_body = anchors[name]
-                                anchor = measure(peer_key, peer_row, url, peer_headers, peer_body,
-                                                 peers[peer_key].pid, (c,))[c]
-                            ours = measure(key, name, f"http://127.0.0.1:{PORT}/mcp", headers, body, proc.pid, (c,))[c]
-                            if anchor:
-                                pairs.setdefault((key, name, c), []).append(ours["cpu_us"] / anchor["cpu_us"])
+                            run_ours = lambda: measure(key, name, f"http://127.0.0.1:{PORT}/mcp", headers, body,
+                                                       proc.pid, (c,))[c]
+                            if name not in anchors:
+                                run_ours()
+                                continue
+                            peer_key, peer_row, url, peer_headers, peer_body = anchors[name]
+                            run_anchor = lambda: measure(peer_key, peer_row, url, peer_headers, peer_body,
+                                                         peers[peer_key].pid, (c,))[c]
+                            # The anchor runs first in even repetitions and
+                            # second in odd ones: whatever a run inherits
+                            # from the one before it (this server's heavier
+                            # rows, the database's state) falls on both sides.
+                            if rep % 2 == 0:
+                                anchor, ours = run_anchor(), run_ours()
+                            else:
+                                ours, anchor = run_ours(), run_anchor()
+                            pairs.setdefault((key, name, c), []).append(ours["cpu_us"] / anchor["cpu_us"])
                     # What the server keeps once the load is over: wrk has
                     # closed its connections, give the server a moment to drop
                     # them, as the peers' memory is read after their last run.
@@ -534,8 +543,9 @@ def main():
            " Every request to this server verifies its JWT (EdDSA); `tools/call emails_get` also resolves the "
            "membership (cached per container) and reads the e-mail.", "",
            "CPU vs bare SDK (and the ratios to rmcp): each run of this server's `emails_get` (`server/discover`) "
-           "follows a run of the bare-SDK peer (rmcp's `tools/list`) at the same concurrency, and the ratio is the "
-           "geometric mean of those adjacent pairs; the before/after ratio divides the two servers' paired ratios. "
+           "is paired with a run of the bare-SDK peer (rmcp's `tools/list`) at the same concurrency right beside it "
+           "(before it in even repetitions, after it in odd ones), and the ratio is the geometric mean of those "
+           "adjacent pairs; the before/after ratio divides the two servers' paired ratios. "
            "CPU µs/req is the server process's own CPU time (user + system, all threads) during the run over the "
            "requests wrk completed: it does not count the database's or wrk's CPU, so it holds on a busy machine "
            f"(resolution: one clock tick, {1000 / CLK_TCK:.0f} ms, per run). The DynamoDB-bound rows' throughput and "
