@@ -18,12 +18,16 @@ handles. Ports are free ones the kernel picks. Writes
 BENCH_UPDATE=1.
 
 Per row: req/s, p50, p99 and non-2xx from wrk, ratios to the ceiling at the
-same concurrency, and the server's CPU time per request: utime + stime of the
-server process (/proc/<pid>/stat fields 14 and 15, clock ticks) read right
-before and right after the wrk run, over the requests wrk completed. With
+same concurrency, and the server's CPU time per request: the CPU time of all
+the server's threads (/proc/<pid>/task/*/schedstat, nanoseconds; the
+process's clock ticks, which keep the time of threads that ended, when a
+thread ended during the run) read right before and right after the wrk run,
+less what the process spends with no request in flight over the same time
+(`background`: a poller, timers), over the requests wrk completed. With
 several repetitions a row gives the mean of its runs and the range of its
 CPU per request. The peers run throughout; this server (and the baseline)
-run one at a time, each started afresh per repetition.
+run one at a time, each started afresh per repetition, each logging to a
+file of its own.
 
 Environment:
   BENCH_SECONDS=N    seconds per wrk run (default 5).
@@ -107,6 +111,11 @@ STARTS = 9
 PEERS_ONLY = os.environ.get("BENCH_ONLY", "") == "peers"
 TABLE = f"bench-{os.getpid()}"
 LOG = os.path.join(ROOT, ".local/bench-server.log")
+# The baseline's log: a file as this server's is (not /dev/null), so both pay
+# for their log lines alike.
+BASELINE_LOG = os.path.join(ROOT, ".local/bench-baseline.log")
+# Seconds of each idle window `background` measures.
+IDLE_SECONDS = 1.0
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 RMCP_TOOLS = 21
 # The e-mail every DynamoDB-bound row reads (demo data, `make seed`), and its key.
@@ -192,6 +201,46 @@ def cpu_ticks(pid):
     return int(rest[11]) + int(rest[12])
 
 
+def cpu_reading(pid):
+    """The process's CPU time, read two ways, and when: the sum of its live
+    threads' own counters (schedstat's first field, nanoseconds) with their
+    ids, and its clock ticks (10 ms each, but counting ended threads too)."""
+    ns, threads = 0, set()
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                ns += int(f.read().split()[0])
+            threads.add(tid)
+        except (FileNotFoundError, ProcessLookupError):
+            pass  # the thread ended between the listing and the read
+    return {"ns": ns, "threads": threads, "ticks": cpu_ticks(pid), "at": time.monotonic()}
+
+
+def cpu_seconds(before, after):
+    """CPU seconds between two readings: from the threads' nanosecond counters
+    when every thread of the first reading still runs; a thread that ended took
+    its counter with it, and then the clock ticks are the measure."""
+    if before["threads"] <= after["threads"]:
+        return (after["ns"] - before["ns"]) / 1e9
+    return (after["ticks"] - before["ticks"]) / CLK_TCK
+
+
+# CPU seconds per second each measured process spends with no request in
+# flight (by pid), subtracted from its runs: a run's CPU per request is then
+# what the requests cost. The server at an earlier commit may run a local job
+# poller (a table scan every 500 ms) that today's server is started without.
+BACKGROUND = {}
+
+
+def background(pid):
+    """Measures and keeps the process's CPU rate over an idle window."""
+    before = cpu_reading(pid)
+    time.sleep(IDLE_SECONDS)
+    after = cpu_reading(pid)
+    BACKGROUND[pid] = max(0.0, cpu_seconds(before, after) / (after["at"] - before["at"]))
+    return BACKGROUND[pid]
+
+
 def scenarios(token, only_reads=False):
     common = {"content-type": "application/json", "accept": "application/json, text/event-stream",
               "authorization": f"Bearer {token}", "x-workspace-id": "ws_main"}
@@ -217,11 +266,11 @@ def wrk(url, headers, body, connections, pid):
     script.write("\n".join(lines) + "\n")
     script.close()
     threads = 1 if connections == 1 else 2
-    before = cpu_ticks(pid)
+    before = cpu_reading(pid)
     pin = ["taskset", "-c", ",".join(map(str, OTHER_CPUS))] if PIN else []
     out = subprocess.run(pin + ["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{DURATION}s", "--latency",
                                 "-s", script.name, url], capture_output=True, text=True, timeout=DURATION + 30).stdout
-    after = cpu_ticks(pid)
+    after = cpu_reading(pid)
     os.unlink(script.name)
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     requests = int(re.search(r"^\s*(\d+) requests in", out, re.M).group(1))
@@ -230,7 +279,8 @@ def wrk(url, headers, body, connections, pid):
         value, unit = float(m.group(1)), m.group(2)
         return value * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    cpu_us = (after - before) / CLK_TCK * 1e6 / requests if requests else float("nan")
+    spent = cpu_seconds(before, after) - BACKGROUND.get(pid, 0.0) * (after["at"] - before["at"])
+    cpu_us = max(0.0, spent) * 1e6 / requests if requests else float("nan")
     return {"rps": rps, "p50": pct(50), "p99": pct(99), "errors": int(non2xx.group(1)) if non2xx else 0,
             "requests": requests, "cpu_us": cpu_us}
 
@@ -337,6 +387,7 @@ def main():
     peers = {}
     runs = {}  # (server, row name, concurrency) -> [wrk results]
     rss = {}
+    idle_cpu = {}  # process -> its background CPU rate, one per start
     # (server, row, concurrency) -> its anchor's CPU per request over this
     # server's, one per pair of adjacent runs (see below).
     pairs = {}
@@ -364,6 +415,8 @@ def main():
             if not PEERS_ONLY:
                 wait_for(sdk_read, "bare-SDK peer")
         idle = {k: rss_kib(p.pid)[0] for k, p in peers.items()}
+        for k, p in peers.items():
+            idle_cpu[k] = [background(p.pid)]
         for rep in range(REPS):
             measure("ceiling", "ceiling (fixed JSON)", f"http://127.0.0.1:{CEILING_PORT}/",
                     {"content-type": "application/json"}, CEILING_BODY, peers["ceiling"].pid)
@@ -372,7 +425,7 @@ def main():
                         RMCP_BODY, peers["rmcp"].pid)
                 continue
             for key, binary, _ in servers:
-                proc = start_server(binary, LOG if key == "server" else os.devnull)
+                proc = start_server(binary, LOG if key == "server" else BASELINE_LOG)
                 try:
                     wait_for(get_ok(f"http://127.0.0.1:{PORT}/health"), "/health")
                     chosen = scenarios(token, only_reads=key != "server")
@@ -380,6 +433,7 @@ def main():
                         # Warm: the first call loads the JWKS.
                         post_ok(f"http://127.0.0.1:{PORT}/mcp", headers, body)()
                     warm = rss_kib(proc.pid)[0]
+                    idle_cpu.setdefault(key, []).append(background(proc.pid))
                     for name, headers, body in chosen:
                         for c in (1, 32):
                             run_ours = lambda: measure(key, name, f"http://127.0.0.1:{PORT}/mcp", headers, body,
@@ -548,10 +602,17 @@ def main():
            "adjacent pairs; the before/after ratio divides the two servers' paired ratios. "
            "CPU µs/req is the server process's own CPU time (user + system, all threads) during the run over the "
            "requests wrk completed: it does not count the database's or wrk's CPU, so it holds on a busy machine "
-           f"(resolution: one clock tick, {1000 / CLK_TCK:.0f} ms, per run). The DynamoDB-bound rows' throughput and "
+           "(each thread's own nanosecond counter; the process's clock ticks, 10 ms, for a run in which a thread ended). "
+           "What a process spends with no request in flight (a poller, timers; the table below, measured over "
+           f"{IDLE_SECONDS:.0f} s idle after each start) is taken out of each of its runs, and each server writes its log "
+           "lines to a file of its own. The DynamoDB-bound rows' throughput and "
            "latency are the local database's (moto: Python, one action at a time); their CPU per request is the "
            "server's own.", ""]
-    out += gates + [""] + table + [""] + start + [""] + memory + [""] + artefacts
+    quiet = ["| Background CPU, no request in flight (taken out of each run) | " +
+             " | ".join(label for _, label in labels) + " |", "|---|" + "---:|" * len(labels),
+             "| µs of CPU a second (mean of the idle windows) | " +
+             " | ".join(f"{statistics.mean(idle_cpu[k]) * 1e6:.0f}" for k, _ in labels) + " |"]
+    out += gates + [""] + table + [""] + quiet + [""] + start + [""] + memory + [""] + artefacts
     sizes = os.path.join(ROOT, "bench/artefacts.md")
     if os.path.exists(sizes):
         # Written by scripts/sizes.sh (two release builds, not part of this run).
