@@ -137,8 +137,9 @@ impl App {
                 jwks.prime().await;
             }
         };
-        // The secret on a task of its own: its client's setup is CPU work that
-        // runs on another worker thread meanwhile.
+        // The secret on a task of its own: its round trips overlap the
+        // DynamoDB client's setup (on the one thread the server runs, their
+        // CPU work does not).
         let secret = tokio::spawn(async move { crate::secret_store::signing_secrets(&source).await });
         let ((), store) = tokio::join!(prime, Store::connect(&config.store));
         let secrets = joined_secrets(secret).await?;

@@ -84,6 +84,22 @@ pub async fn in_request<T>(request_id: &str, http_method: &str, request: impl st
     RUNNING.scope(running, request).instrument(span).await
 }
 
+/// The running request's id and HTTP method, for work it hands to a task of
+/// its own: that task runs `in_request` with them, so its lines name the
+/// request too (a spawned task is outside the request's scope).
+pub fn identity() -> Option<(String, String)> {
+    RUNNING.try_with(|running| (running.request_id.clone(), running.http_method.clone())).ok()
+}
+
+/// Runs `work` as the request `identity` names (`identity`), or as it is
+/// when there was no request.
+pub async fn as_request<T>(identity: Option<(String, String)>, work: impl std::future::Future<Output = T>) -> T {
+    match identity {
+        Some((request_id, http_method)) => in_request(&request_id, &http_method, work).await,
+        None => work.await,
+    }
+}
+
 /// Notes something on the running request's line (nothing outside a request).
 pub fn note(f: impl FnOnce(&mut RequestLine)) {
     let _ = RUNNING.try_with(|running| f(&mut running.line.borrow_mut()));
@@ -155,17 +171,20 @@ pub enum LogFormat {
 }
 
 pub fn init(format: LogFormat) {
-    READABLE.store(format == LogFormat::Pretty, Ordering::Relaxed);
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
-    // try_init: a second initialisation (tests, embedding) keeps the first subscriber.
-    let _ = match format {
+    // try_init: a second initialisation (tests, embedding) keeps the first
+    // subscriber, and with it the first one's idea of what a request is.
+    let installed = match format {
         LogFormat::Json => builder.fmt_fields(JsonSpanFields).event_format(JsonLine).try_init(),
         // Colours on a terminal only: a log file or a pipe gets plain text.
         LogFormat::Pretty => {
             builder.compact().with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())).try_init()
         }
     };
+    if installed.is_ok() {
+        READABLE.store(format == LogFormat::Pretty, Ordering::Relaxed);
+    }
 }
 
 /// The JSON line of an event, as tracing-subscriber's JSON format writes it

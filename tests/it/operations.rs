@@ -255,18 +255,6 @@ async fn the_log_lines_of_a_request_name_it() {
     served.ready(&client).await;
     while served.lines.recv_timeout(Duration::from_millis(300)).is_ok() {}
     while served.logs.recv_timeout(Duration::from_millis(300)).is_ok() {}
-    let answered = |logs: &mpsc::Receiver<String>| -> Vec<Value> {
-        let mut lines = Vec::new();
-        loop {
-            let line = logs.recv_timeout(Duration::from_secs(20)).expect("the request's answered line within 20 s");
-            let value: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
-            let done = value["message"] == "answered";
-            lines.push(value);
-            if done {
-                return lines;
-            }
-        }
-    };
 
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "emails_get", "arguments": {"id": "eml_telecom_nov"}, "_meta": common::envelope()}});
@@ -296,6 +284,48 @@ async fn the_log_lines_of_a_request_name_it() {
     assert_eq!(last["status"], 401);
     assert!(last["span"]["request_id"].as_str().is_some_and(|id| !id.is_empty() && id != request_id), "{last}");
     assert!(!lines.iter().any(|l| l.to_string().contains(&served.token)), "no token in a log line");
+}
+
+/// The JSON log lines of the next request, through its `answered` line (bounded wait).
+fn answered(logs: &mpsc::Receiver<String>) -> Vec<Value> {
+    let mut lines = Vec::new();
+    loop {
+        let line = logs.recv_timeout(Duration::from_secs(20)).expect("the request's answered line within 20 s");
+        let value: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        let done = value["message"] == "answered";
+        lines.push(value);
+        if done {
+            return lines;
+        }
+    }
+}
+
+/// The rate-limit counter's call is the request's, though a task of its own
+/// makes it (a read does not wait for it): a read's `answered` line counts
+/// it in `dynamodb_calls` (and so does its metric line), and with no rate
+/// limit the same read makes one call fewer.
+#[tokio::test]
+async fn a_reads_dynamodb_calls_include_its_rate_limit_counter() {
+    for (limit, calls) in [("120", 2), ("0", 1)] {
+        let served =
+            Served::start_with(&[("LOG_FORMAT", "json"), ("RUST_LOG", "info"), ("RATE_LIMIT_PER_MINUTE", limit)]);
+        let client = reqwest::Client::new();
+        served.ready(&client).await;
+        while served.logs.recv_timeout(Duration::from_millis(300)).is_ok() {}
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "emails_get", "arguments": {"id": "eml_telecom_nov"}, "_meta": common::envelope()}});
+        // The first read also resolves the organization and the membership
+        // (cached after it); the second reads the e-mail alone.
+        for _ in 0..2 {
+            let resp = served.mcp(&client, &body).send().await.unwrap();
+            assert_eq!(resp.status(), 200);
+        }
+        let _first = answered(&served.logs);
+        let second = answered(&served.logs);
+        let line = second.last().unwrap();
+        assert_eq!(line["operation"], "emails_get", "{line}");
+        assert_eq!(line["dynamodb_calls"], json!(calls), "RATE_LIMIT_PER_MINUTE={limit}: {line}");
+    }
 }
 
 #[test]
