@@ -84,20 +84,22 @@ pub async fn in_request<T>(request_id: &str, http_method: &str, request: impl st
     RUNNING.scope(running, request).instrument(span).await
 }
 
-/// The running request's id and HTTP method, for work it hands to a task of
-/// its own: that task runs `in_request` with them, so its lines name the
-/// request too (a spawned task is outside the request's scope).
-pub fn identity() -> Option<(String, String)> {
-    RUNNING.try_with(|running| (running.request_id.clone(), running.http_method.clone())).ok()
-}
-
-/// Runs `work` as the request `identity` names (`identity`), or as it is
-/// when there was no request.
-pub async fn as_request<T>(identity: Option<(String, String)>, work: impl std::future::Future<Output = T>) -> T {
-    match identity {
-        Some((request_id, http_method)) => in_request(&request_id, &http_method, work).await,
-        None => work.await,
-    }
+/// Spawns `work` on a task of its own that runs as the running request (as
+/// it is outside one): a spawned task is outside the request's scope, and
+/// this way its lines still name the request. What it notes goes to a line
+/// of its own, which no `answered` line reads.
+pub fn spawn_in_request<F>(work: F) -> tokio::task::JoinHandle<F::Output>
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let identity = RUNNING.try_with(|running| (running.request_id.clone(), running.http_method.clone())).ok();
+    tokio::spawn(async move {
+        match identity {
+            Some((request_id, http_method)) => in_request(&request_id, &http_method, work).await,
+            None => work.await,
+        }
+    })
 }
 
 /// Notes something on the running request's line (nothing outside a request).

@@ -145,10 +145,8 @@ impl RateLimiter {
         // (the read does not wait for it): counted on the request's line
         // here, where the task cannot, and the task's lines name the request.
         crate::store::count_round_trip();
-        let identity = crate::telemetry::identity();
-        let task = tokio::spawn(crate::telemetry::as_request(identity, async move {
-            store.hit_rate_limit(&org, &sub, limit, now).await
-        }));
+        let task =
+            crate::telemetry::spawn_in_request(async move { store.hit_rate_limit(&org, &sub, limit, now).await });
         Ok(Some(Counting { key, limit, now, task: Some(task), seen: Arc::clone(&self.seen) }))
     }
 }
@@ -175,14 +173,13 @@ impl Counting {
         }
         if let Some(task) = self.task.take() {
             let (seen, key, now) = (Arc::clone(&self.seen), self.key.clone(), self.now);
-            let identity = crate::telemetry::identity();
-            tokio::spawn(crate::telemetry::as_request(identity, async move {
+            crate::telemetry::spawn_in_request(async move {
                 match task.await {
                     Ok(Ok(decision)) => remember(&seen, &key, now, &decision),
                     Ok(Err(error)) => tracing::error!(%error, "rate-limit counter unavailable; the read was admitted"),
                     Err(_) => {}
                 }
-            }));
+            });
         }
         let remaining = lock(&self.seen)
             .get_mut(&self.key)
