@@ -23,7 +23,8 @@ the server's threads (/proc/<pid>/task/*/schedstat, nanoseconds; the
 process's clock ticks, which keep the time of threads that ended, when a
 thread ended during the run) read right before and right after the wrk run,
 less what the process spends with no request in flight over the same time
-(`background`: a poller, timers), over the requests wrk completed. With
+(`background`: a poller, timers), over the requests wrk completed; and the
+process's minor page faults per request over the same run. With
 several repetitions a row gives the mean of its runs and the range of its
 CPU per request. The peers run throughout; this server (and the baseline)
 run one at a time, each started afresh per repetition, each logging to a
@@ -201,6 +202,13 @@ def cpu_ticks(pid):
     return int(rest[11]) + int(rest[12])
 
 
+def minor_faults(pid):
+    """The process's minor page faults so far (field 10 of its stat): memory
+    the allocator gave back to the kernel and touched again shows here."""
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[7])
+
+
 def cpu_reading(pid):
     """The process's CPU time, read two ways, and when: the sum of its live
     threads' own counters (schedstat's first field, nanoseconds) with their
@@ -213,7 +221,8 @@ def cpu_reading(pid):
             threads.add(tid)
         except (FileNotFoundError, ProcessLookupError):
             pass  # the thread ended between the listing and the read
-    return {"ns": ns, "threads": threads, "ticks": cpu_ticks(pid), "at": time.monotonic()}
+    return {"ns": ns, "threads": threads, "ticks": cpu_ticks(pid), "faults": minor_faults(pid),
+            "at": time.monotonic()}
 
 
 def cpu_seconds(before, after):
@@ -282,7 +291,8 @@ def wrk(url, headers, body, connections, pid):
     spent = cpu_seconds(before, after) - BACKGROUND.get(pid, 0.0) * (after["at"] - before["at"])
     cpu_us = max(0.0, spent) * 1e6 / requests if requests else float("nan")
     return {"rps": rps, "p50": pct(50), "p99": pct(99), "errors": int(non2xx.group(1)) if non2xx else 0,
-            "requests": requests, "cpu_us": cpu_us}
+            "requests": requests, "cpu_us": cpu_us,
+            "faults": (after["faults"] - before["faults"]) / requests if requests else float("nan")}
 
 
 def stop(proc, sig=signal.SIGTERM):
@@ -341,7 +351,7 @@ def median_start(start, first_answers):
 
 def mean_row(runs):
     """One row from its repetitions: means, and the CPU range."""
-    row = {k: statistics.mean(r[k] for r in runs) for k in ("rps", "p50", "p99", "cpu_us")}
+    row = {k: statistics.mean(r[k] for r in runs) for k in ("rps", "p50", "p99", "cpu_us", "faults")}
     row["errors"] = sum(r["errors"] for r in runs)
     row["cpu_range"] = (min(r["cpu_us"] for r in runs), max(r["cpu_us"] for r in runs))
     return row
@@ -486,11 +496,11 @@ def main():
             vs_sdk = "1.00×"
         return (f"| {label} | {c} | {r['rps']:.0f} | {r['rps'] / ce['rps']:.2f} | {r['p50']:.3f} | "
                 f"{r['p50'] / ce['p50']:.1f}× | {r['p99']:.3f} | {r['p99'] / ce['p99']:.1f}× | {r['errors']} | "
-                f"{r['cpu_us']:.1f}{spread} | {vs_sdk} |")
+                f"{r['cpu_us']:.1f}{spread} | {vs_sdk} | {r['faults']:.3f} |")
 
     table = ["| Request | Conc. | req/s | vs ceiling | p50 ms | vs ceiling | p99 ms | vs ceiling | non-2xx | "
-             "CPU µs/req" + (" (range)" if REPS > 1 else "") + " | CPU vs bare SDK |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "CPU µs/req" + (" (range)" if REPS > 1 else "") + " | CPU vs bare SDK | page faults/req |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     order = {"ceiling": 0, "rmcp": 1, "sdk": 2, "server": 3, "baseline": 4}
     table += [line(*key) for key in sorted(runs, key=lambda k: order[k[0]])]
 
@@ -607,7 +617,8 @@ def main():
            f"{IDLE_SECONDS:.0f} s idle after each start) is taken out of each of its runs, and each server writes its log "
            "lines to a file of its own. The DynamoDB-bound rows' throughput and "
            "latency are the local database's (moto: Python, one action at a time); their CPU per request is the "
-           "server's own.", ""]
+           "server's own. Page faults per request are the process's minor faults during the run over its requests: "
+           "memory the allocator hands back to the kernel and takes again costs one each.", ""]
     quiet = ["| Background CPU, no request in flight (taken out of each run) | " +
              " | ".join(label for _, label in labels) + " |", "|---|" + "---:|" * len(labels),
              "| µs of CPU a second (mean of the idle windows) | " +

@@ -64,7 +64,6 @@ async fn main() -> ExitCode {
         eprint!("unknown command {command:?}\n\n{}", usage());
         return ExitCode::from(2);
     }
-    inbox::sys::release_freed_memory_promptly();
     // Joined when main returns: no short command exits while it runs.
     let _warm = inbox::sys::warm_crypto();
     let Some(config) = inbox::app::configure().await else { return ExitCode::FAILURE };

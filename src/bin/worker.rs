@@ -18,7 +18,6 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    inbox::sys::release_freed_memory_promptly();
     // Joined when main returns: no short command exits while it runs.
     let _warm = inbox::sys::warm_crypto();
     let config = match inbox::app::configure().await {
