@@ -31,7 +31,7 @@ use std::cell::RefCell;
 use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use tracing::Instrument as _;
 use tracing::field::{Field, Visit};
 use tracing::{Event, Subscriber};
@@ -123,6 +123,12 @@ pub fn enable_metrics(on: bool) {
     METRICS_ON.store(on, Ordering::Relaxed);
 }
 
+/// Whether metric lines are written (what a line's values need not be
+/// gathered for when they are not).
+pub fn metrics_on() -> bool {
+    METRICS_ON.load(Ordering::Relaxed)
+}
+
 /// One EMF event: its dimension sets (each a list of property names), its
 /// metrics (name, unit, value) and its properties (dimension values first).
 pub struct Emf<'a> {
@@ -132,36 +138,83 @@ pub struct Emf<'a> {
 }
 
 impl Emf<'_> {
-    /// The line as JSON (what `emit` writes).
-    pub fn to_json(&self, timestamp_ms: u64) -> Value {
-        let definitions: Vec<Value> =
-            self.metrics.iter().map(|(name, unit, _)| json!({"Name": name, "Unit": unit})).collect();
-        let mut line = Map::new();
-        line.insert(
-            "_aws".into(),
-            json!({"Timestamp": timestamp_ms, "CloudWatchMetrics": [
-                {"Namespace": NAMESPACE, "Dimensions": self.dimensions, "Metrics": definitions}
-            ]}),
-        );
+    /// The line as JSON text (what `emit` writes), written member by member:
+    /// a function writes one on every request, and building it as a value
+    /// tree first (a map, a dozen strings, then the text) cost about as much
+    /// as the rest of a cheap request's own work. Property and metric names
+    /// are distinct from each other and from `_aws` (each call site's own).
+    pub fn line(&self, timestamp_ms: u64) -> Vec<u8> {
+        let mut out = Vec::with_capacity(512);
+        out.extend_from_slice(b"{\"_aws\":{\"Timestamp\":");
+        out.extend_from_slice(timestamp_ms.to_string().as_bytes());
+        out.extend_from_slice(b",\"CloudWatchMetrics\":[{\"Namespace\":");
+        json_string(&mut out, NAMESPACE);
+        out.extend_from_slice(b",\"Dimensions\":[");
+        for (i, set) in self.dimensions.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.push(b'[');
+            for (j, name) in set.iter().enumerate() {
+                if j > 0 {
+                    out.push(b',');
+                }
+                json_string(&mut out, name);
+            }
+            out.push(b']');
+        }
+        out.extend_from_slice(b"],\"Metrics\":[");
+        for (i, (name, unit, _)) in self.metrics.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"{\"Name\":");
+            json_string(&mut out, name);
+            out.extend_from_slice(b",\"Unit\":");
+            json_string(&mut out, unit);
+            out.push(b'}');
+        }
+        out.extend_from_slice(b"]}]}");
         for (name, value) in self.properties {
-            line.insert((*name).into(), value.clone());
+            out.push(b',');
+            json_string(&mut out, name);
+            out.push(b':');
+            // Writing a `Value` into a Vec cannot fail (its keys are strings).
+            let _ = serde_json::to_writer(&mut out, value);
         }
         for (name, _, value) in self.metrics {
-            line.insert((*name).into(), json!(value));
+            out.push(b',');
+            json_string(&mut out, name);
+            out.push(b':');
+            // A number into a Vec cannot fail; one that is not finite is `null`.
+            let _ = serde_json::to_writer(&mut out, value);
         }
-        Value::Object(line)
+        out.push(b'}');
+        out
+    }
+
+    /// The line, parsed (what a reader of the log sees).
+    pub fn to_json(&self, timestamp_ms: u64) -> Value {
+        serde_json::from_slice(&self.line(timestamp_ms)).unwrap_or(Value::Null)
     }
 
     /// Writes the line on stdout, when metrics are on.
     pub fn emit(&self) {
-        if !METRICS_ON.load(Ordering::Relaxed) {
+        if !metrics_on() {
             return;
         }
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
-        let line = self.to_json(u64::try_from(now).unwrap_or(u64::MAX)).to_string();
+        let mut line = self.line(u64::try_from(now).unwrap_or(u64::MAX));
+        line.push(b'\n');
         // One write of one line: lines of concurrent requests do not interleave.
-        let _ = writeln!(std::io::stdout().lock(), "{line}");
+        let _ = std::io::stdout().lock().write_all(&line);
     }
+}
+
+/// Appends `value` to `out` as a JSON string, quoted and escaped.
+fn json_string(out: &mut Vec<u8>, value: &str) {
+    // Writing a string into a Vec cannot fail.
+    let _ = serde::Serializer::serialize_str(&mut serde_json::Serializer::new(out), value);
 }
 
 /// How log lines are written.
@@ -390,6 +443,40 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use serde_json::Value;
+
+    /// The metric line written member by member is the document EMF asks
+    /// for: the same as the one built as a value, names and strings that
+    /// need escaping, and a value that is not a finite number (`null`).
+    #[test]
+    fn a_metric_line_is_the_emf_document_it_stands_for() {
+        let emf = super::Emf {
+            dimensions: &[&["Surface", "Status\"Class"], &["Surface"]],
+            metrics: &[("Requests", "Count", 1.0), ("Latency", "Milliseconds", 0.25), ("Odd", "Count", f64::NAN)],
+            properties: &[
+                ("Surface", Value::from("mcp")),
+                ("Status\"Class", Value::from("2xx")),
+                ("RequestId", Value::from("r-\"1\"\n")),
+                ("Status", Value::from(200u16)),
+            ],
+        };
+        let text = String::from_utf8(emf.line(1_800_000_000_000)).unwrap();
+        assert!(!text.contains('\n'), "one line: {text}");
+        let expected = serde_json::json!({
+            "_aws": {"Timestamp": 1_800_000_000_000u64, "CloudWatchMetrics": [{
+                "Namespace": super::NAMESPACE,
+                "Dimensions": [["Surface", "Status\"Class"], ["Surface"]],
+                "Metrics": [
+                    {"Name": "Requests", "Unit": "Count"},
+                    {"Name": "Latency", "Unit": "Milliseconds"},
+                    {"Name": "Odd", "Unit": "Count"},
+                ],
+            }]},
+            "Surface": "mcp", "Status\"Class": "2xx", "RequestId": "r-\"1\"\n", "Status": 200,
+            "Requests": 1.0, "Latency": 0.25, "Odd": null,
+        });
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), expected, "{text}");
+        assert_eq!(emf.to_json(1_800_000_000_000), expected);
+    }
 
     /// A writer the test reads back.
     #[derive(Clone, Default)]

@@ -96,6 +96,9 @@ impl Label {
 /// `RateLimited` and `Unavailable`, by surface and status class and by
 /// surface and operation.
 fn request_metrics(label: &Label, status: u16, elapsed: std::time::Duration, round_trips: u32, request_id: &str) {
+    if !crate::telemetry::metrics_on() {
+        return;
+    }
     let class = match status {
         200..=299 => "2xx",
         300..=399 => "3xx",
