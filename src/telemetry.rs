@@ -396,7 +396,15 @@ impl JsonMembers {
         if self.0.len() > 1 {
             self.0.push(b',');
         }
-        self.json(name);
+        // A field's name is nearly always an identifier, which JSON takes as
+        // it is (a line has a dozen of them); anything else is escaped.
+        if name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')) {
+            self.0.push(b'"');
+            self.0.extend_from_slice(name.as_bytes());
+            self.0.push(b'"');
+        } else {
+            self.json(name);
+        }
         self.0.push(b':');
     }
 
@@ -509,6 +517,7 @@ mod tests {
             nan = f64::NAN,
             ok = true,
             quoted = "a \"b\"\n\u{1}",
+            "spaced \"name\"" = 3,
             debug = ?vec![1, 2],
             shown = %"a \"b\"\n\u{1}\\ é",
             debug_text = ?"a \"b\"\t",
@@ -583,6 +592,8 @@ mod tests {
             serde_json::json!({"request_id": "4f2a", "http_method": "GET", "late": 7, "name": "request"})
         );
         assert_eq!(ours[2]["quoted"], "a \"b\"\n\u{1}");
+        // A name that is not an identifier is escaped like any other string.
+        assert_eq!(ours[2]["spaced \"name\""], 3);
         assert_eq!(ours[2]["calls"], -1);
         assert_eq!(ours[3]["span"], serde_json::json!({"name": "inner"}));
         assert_eq!(ours[3]["message"], "failed: 42");
