@@ -194,19 +194,14 @@ def rss_kib(pid):
     return tuple(int(fields[k].split()[0]) for k in ("VmRSS", "VmHWM", "RssAnon", "RssFile"))
 
 
-def cpu_ticks(pid):
-    """utime + stime of the whole process (all threads), in clock ticks."""
+def stat_fields(pid):
+    """The process's /proc/<pid>/stat fields from field 3 (state) on: the
+    command name before them may hold spaces. Its CPU clock ticks (utime +
+    stime, all threads: fields 14 and 15) and its minor page faults (field 10:
+    memory the allocator gave back to the kernel and touched again shows
+    here) are read from it."""
     with open(f"/proc/{pid}/stat") as f:
-        rest = f.read().rsplit(")", 1)[1].split()
-    # rest[0] is field 3 (state): fields 14 and 15 are rest[11] and rest[12].
-    return int(rest[11]) + int(rest[12])
-
-
-def minor_faults(pid):
-    """The process's minor page faults so far (field 10 of its stat): memory
-    the allocator gave back to the kernel and touched again shows here."""
-    with open(f"/proc/{pid}/stat") as f:
-        return int(f.read().rsplit(")", 1)[1].split()[7])
+        return f.read().rsplit(")", 1)[1].split()
 
 
 def cpu_reading(pid):
@@ -221,7 +216,8 @@ def cpu_reading(pid):
             threads.add(tid)
         except (FileNotFoundError, ProcessLookupError):
             pass  # the thread ended between the listing and the read
-    return {"ns": ns, "threads": threads, "ticks": cpu_ticks(pid), "faults": minor_faults(pid),
+    stat = stat_fields(pid)
+    return {"ns": ns, "threads": threads, "ticks": int(stat[11]) + int(stat[12]), "faults": int(stat[7]),
             "at": time.monotonic()}
 
 

@@ -144,53 +144,34 @@ impl Emf<'_> {
     /// as the rest of a cheap request's own work. Property and metric names
     /// are distinct from each other and from `_aws` (each call site's own).
     pub fn line(&self, timestamp_ms: u64) -> Vec<u8> {
-        let mut out = Vec::with_capacity(512);
-        out.extend_from_slice(b"{\"_aws\":{\"Timestamp\":");
-        out.extend_from_slice(timestamp_ms.to_string().as_bytes());
-        out.extend_from_slice(b",\"CloudWatchMetrics\":[{\"Namespace\":");
-        json_string(&mut out, NAMESPACE);
-        out.extend_from_slice(b",\"Dimensions\":[");
-        for (i, set) in self.dimensions.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            out.push(b'[');
-            for (j, name) in set.iter().enumerate() {
-                if j > 0 {
-                    out.push(b',');
-                }
-                json_string(&mut out, name);
-            }
-            out.push(b']');
-        }
-        out.extend_from_slice(b"],\"Metrics\":[");
+        let mut line = JsonMembers::object(512);
+        line.key("_aws");
+        line.0.extend_from_slice(br#"{"Timestamp":"#);
+        line.json(timestamp_ms);
+        line.0.extend_from_slice(br#","CloudWatchMetrics":[{"Namespace":"#);
+        line.json(NAMESPACE);
+        line.0.extend_from_slice(br#","Dimensions":"#);
+        line.json(self.dimensions);
+        line.0.extend_from_slice(br#","Metrics":["#);
         for (i, (name, unit, _)) in self.metrics.iter().enumerate() {
             if i > 0 {
-                out.push(b',');
+                line.0.push(b',');
             }
-            out.extend_from_slice(b"{\"Name\":");
-            json_string(&mut out, name);
-            out.extend_from_slice(b",\"Unit\":");
-            json_string(&mut out, unit);
-            out.push(b'}');
+            line.0.extend_from_slice(br#"{"Name":"#);
+            line.json(name);
+            line.0.extend_from_slice(br#","Unit":"#);
+            line.json(unit);
+            line.0.push(b'}');
         }
-        out.extend_from_slice(b"]}]}");
+        line.0.extend_from_slice(b"]}]}");
         for (name, value) in self.properties {
-            out.push(b',');
-            json_string(&mut out, name);
-            out.push(b':');
-            // Writing a `Value` into a Vec cannot fail (its keys are strings).
-            let _ = serde_json::to_writer(&mut out, value);
+            line.value(name, value);
         }
         for (name, _, value) in self.metrics {
-            out.push(b',');
-            json_string(&mut out, name);
-            out.push(b':');
-            // A number into a Vec cannot fail; one that is not finite is `null`.
-            let _ = serde_json::to_writer(&mut out, value);
+            line.value(name, value);
         }
-        out.push(b'}');
-        out
+        line.0.push(b'}');
+        line.0
     }
 
     /// The line, parsed (what a reader of the log sees).
@@ -209,12 +190,6 @@ impl Emf<'_> {
         // One write of one line: lines of concurrent requests do not interleave.
         let _ = std::io::stdout().lock().write_all(&line);
     }
-}
-
-/// Appends `value` to `out` as a JSON string, quoted and escaped.
-fn json_string(out: &mut Vec<u8>, value: &str) {
-    // Writing a string into a Vec cannot fail.
-    let _ = serde::Serializer::serialize_str(&mut serde_json::Serializer::new(out), value);
 }
 
 /// How log lines are written.
