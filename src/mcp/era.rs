@@ -130,22 +130,23 @@ pub const H_NAME: HeaderName = HeaderName::from_static("mcp-name");
 
 const LOG_LEVELS: [&str; 8] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
 
-/// One request header as the pipeline sees it.
+/// One request header as the pipeline sees it (a single value borrowed from
+/// the request: the headers are read on every request, most of them once).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Header {
+pub enum Header<'h> {
     Absent,
     /// Present once, trimmed of spaces and tabs.
-    One(String),
+    One(&'h str),
     /// Present more than once: the values joined with ", " as a gateway would fold them.
     Repeated(String),
     /// Present once but not a string of visible ASCII (plus inner spaces).
     Malformed,
 }
 
-impl Header {
+impl<'h> Header<'h> {
     /// The field `name` (a `HeaderName` constant where the name is fixed:
     /// looked up without parsing the name again).
-    pub fn read(headers: &HeaderMap, name: impl AsHeaderName) -> Header {
+    pub fn read(headers: &'h HeaderMap, name: impl AsHeaderName) -> Header<'h> {
         let mut values = headers.get_all(name).iter();
         let Some(first) = values.next() else { return Header::Absent };
         if let Some(second) = values.next() {
@@ -161,7 +162,7 @@ impl Header {
             Ok(s) => {
                 let trimmed = s.trim_matches([' ', '\t']);
                 if trimmed.bytes().all(|b| b == b' ' || b.is_ascii_graphic()) {
-                    Header::One(trimmed.to_owned())
+                    Header::One(trimmed)
                 } else {
                     Header::Malformed
                 }
@@ -208,9 +209,9 @@ pub fn select(message: &Message, headers: &HeaderMap) -> Result<Era, RpcError> {
     }
     match header {
         Header::Absent => Ok(Era::Handshake(ProtocolVersion::V2025_03_26)),
-        Header::One(value) => match ProtocolVersion::parse_handshake(&value) {
+        Header::One(value) => match ProtocolVersion::parse_handshake(value) {
             Some(version) => Ok(Era::Handshake(version)),
-            None => Err(unsupported(&value)),
+            None => Err(unsupported(value)),
         },
         // A repeated header names no single version this server speaks.
         Header::Repeated(joined) => Err(unsupported(&joined)),
@@ -352,12 +353,7 @@ pub fn check_routing_headers(message: &Message, headers: &HeaderMap) -> Result<(
     match Header::read(headers, H_METHOD) {
         Header::One(value) if value == method => {}
         Header::One(value) => {
-            return Err(header_error(
-                "Mcp-Method",
-                Some(&value),
-                Some(method),
-                "does not match the method in the body",
-            ));
+            return Err(header_error("Mcp-Method", Some(value), Some(method), "does not match the method in the body"));
         }
         Header::Absent => return Err(header_error("Mcp-Method", None, Some(method), "is required")),
         Header::Repeated(_) => return Err(header_error("Mcp-Method", None, Some(method), "is repeated")),
@@ -367,12 +363,10 @@ pub fn check_routing_headers(message: &Message, headers: &HeaderMap) -> Result<(
     // Nothing to mirror: params validation answers instead.
     let Some(Value::String(body_value)) = mirrored else { return Ok(()) };
     match Header::read(headers, H_NAME) {
-        Header::One(value) => match decode_name(&value) {
+        Header::One(value) => match decode_name(value) {
             Some(decoded) if decoded == *body_value => Ok(()),
-            Some(_) => Err(header_error("Mcp-Name", Some(&value), Some(body_value), "does not match the body")),
-            None => {
-                Err(header_error("Mcp-Name", Some(&value), Some(body_value), "is not a valid =?base64?...?= value"))
-            }
+            Some(_) => Err(header_error("Mcp-Name", Some(value), Some(body_value), "does not match the body")),
+            None => Err(header_error("Mcp-Name", Some(value), Some(body_value), "is not a valid =?base64?...?= value")),
         },
         Header::Absent => Err(header_error("Mcp-Name", None, Some(body_value), "is required")),
         Header::Repeated(_) => Err(header_error("Mcp-Name", None, Some(body_value), "is repeated")),
@@ -402,15 +396,15 @@ pub fn check_param_headers(message: &Message, headers: &HeaderMap, params: &[(&s
         let body = body_value.as_deref();
         match (Header::read(headers, header.to_ascii_lowercase()), body) {
             (Header::Absent, None) => {}
-            (Header::One(value), Some(body)) => match decode_name(&value) {
+            (Header::One(value), Some(body)) => match decode_name(value) {
                 Some(decoded) if decoded == body => {}
-                Some(_) => return Err(header_error(&header, Some(&value), Some(body), "does not match the body")),
+                Some(_) => return Err(header_error(&header, Some(value), Some(body), "does not match the body")),
                 None => {
-                    return Err(header_error(&header, Some(&value), Some(body), "is not a valid =?base64?...?= value"));
+                    return Err(header_error(&header, Some(value), Some(body), "is not a valid =?base64?...?= value"));
                 }
             },
             (Header::One(value), None) => {
-                return Err(header_error(&header, Some(&value), None, "has no argument in the body"));
+                return Err(header_error(&header, Some(value), None, "has no argument in the body"));
             }
             (Header::Absent, Some(body)) => return Err(header_error(&header, None, Some(body), "is required")),
             (Header::Repeated(_), body) => return Err(header_error(&header, None, body, "is repeated")),

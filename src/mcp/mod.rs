@@ -504,7 +504,7 @@ fn notification_version(message: &Message, headers: &HeaderMap) -> ProtocolVersi
     }
     match era::Header::read(headers, era::H_PROTOCOL_VERSION) {
         era::Header::Absent => ProtocolVersion::V2025_03_26,
-        era::Header::One(v) => ProtocolVersion::parse(&v).unwrap_or(ProtocolVersion::NEWEST),
+        era::Header::One(v) => ProtocolVersion::parse(v).unwrap_or(ProtocolVersion::NEWEST),
         _ => ProtocolVersion::NEWEST,
     }
 }

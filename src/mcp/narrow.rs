@@ -88,7 +88,7 @@ impl Narrowing {
         }
         match Header::read(headers, H_TOOLSETS) {
             Header::Absent => {}
-            Header::One(list) => narrowing.toolsets &= toolsets(&list, "X-MCP-Toolsets")?,
+            Header::One(list) => narrowing.toolsets &= toolsets(list, "X-MCP-Toolsets")?,
             _ => return Err(bad("X-MCP-Toolsets", "X-MCP-Toolsets must be given once".into())),
         }
         Ok(narrowing)
