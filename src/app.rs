@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::api::Services;
-use crate::api::tenancy::MembershipCache;
+use crate::api::tenancy::{self, MembershipCache};
 use crate::auth::challenge::Resource;
 use crate::auth::{JwksCache, Verifier};
 use crate::config::Config;
@@ -130,18 +130,31 @@ impl App {
         let jwks = JwksCache::new(config.auth.jwks_url.clone(), client, config.auth.jwks_min_refresh);
         // INIT's round trips side by side: the DynamoDB client's setup, the
         // signing secret from Secrets Manager and, on Lambda, the issuer's
-        // keys (which the first request would otherwise fetch while it waits).
+        // keys and the table's first connections (which the first request
+        // would otherwise open, and fetch, while it waits).
         let source = config.secret_source();
+        let lambda = config.mode == crate::config::Mode::Lambda;
         let prime = async {
-            if config.mode == crate::config::Mode::Lambda {
+            if lambda {
                 jwks.prime().await;
             }
+        };
+        // As many connections as a cold container's first read uses at once:
+        // its tenancy reads and, with a rate limit, the counter's update
+        // beside them (`RateLimiter::admit_read`).
+        let first_calls = tenancy::COLD_READS + usize::from(config.rate_limit_per_minute > 0);
+        let table = async {
+            let store = Store::connect(&config.store).await;
+            if lambda {
+                store.prime(first_calls).await;
+            }
+            store
         };
         // The secret on a task of its own: its round trips overlap the
         // DynamoDB client's setup (on the one thread the server runs, their
         // CPU work does not).
         let secret = tokio::spawn(async move { crate::secret_store::signing_secrets(&source).await });
-        let ((), store) = tokio::join!(prime, Store::connect(&config.store));
+        let ((), store) = tokio::join!(prime, table);
         let secrets = joined_secrets(secret).await?;
         let verifier = Verifier::new(config.auth.issuer.clone(), jwks).with_claims(config.auth.claims.clone());
         let mut mcp_resource = Resource::new(&config.mcp_resource, &config.auth.issuer, Scope::USER.to_vec());

@@ -79,10 +79,16 @@ impl MembershipCache {
     }
 }
 
+/// The reads `resolve` makes side by side when its cache is cold (the
+/// organization's workspaces, the person's memberships): connections a
+/// container's first request uses at once, which INIT opens on Lambda
+/// (`Store::prime`).
+pub const COLD_READS: usize = 2;
+
 /// Resolves the tenant from the person's memberships and the organization's
 /// workspaces: no round trip when warm, one round of reads in parallel when
-/// cold. An archived workspace resolves, marked so (`Tenant::archived`): what
-/// may still be done there is the operation's to say.
+/// cold (`COLD_READS`). An archived workspace resolves, marked so
+/// (`Tenant::archived`): what may still be done there is the operation's to say.
 pub async fn resolve(
     store: &Store,
     cache: &MembershipCache,

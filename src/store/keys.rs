@@ -57,6 +57,10 @@
 //! keeps its clients, codes and refresh tokens in partitions of their own,
 //! `AUTHZ#{kind}#{id}` (see `store::authz`): the issuer's, not a tenant's.
 //!
+//! A Lambda container's first reads, at INIT (`Store::prime`), read
+//! `PRIME#{random}` in both keys: a key of that container's own that nothing
+//! writes, in no tenant's partition.
+//!
 //! Items that expire carry `expires_at` (unix seconds), the table's TTL
 //! attribute; reads that care about expiry also compare it, because expiry is
 //! lazy.
@@ -73,6 +77,12 @@ pub const GSI1_SK: &str = "gsi1sk";
 /// Escapes `%` and `#` so an outside value is one opaque key component.
 pub fn escape(component: &str) -> String {
     component.replace('%', "%25").replace('#', "%23")
+}
+
+/// The key a container's priming reads name (pk and sk alike): `token`
+/// is random per container.
+pub fn prime(token: &str) -> String {
+    format!("PRIME#{token}")
 }
 
 pub fn tenant(org: &OrgId) -> String {

@@ -202,6 +202,31 @@ impl Store {
         &self.table
     }
 
+    /// Opens `connections` connections to the table side by side, each with
+    /// one read of a key nothing writes (`keys::prime`: this container's own,
+    /// so no two containers read one key), and waits for them. Called at
+    /// INIT on Lambda: the TCP and TLS handshakes and the SDK's first-call
+    /// set-up are then done while INIT waits for the issuer's keys anyway,
+    /// and the first request's reads find their connections open. A read
+    /// that fails is left to the first request, which would meet the same
+    /// trouble and answers it as every request does (503); INIT goes on.
+    pub async fn prime(&self, connections: usize) {
+        let key = keys::prime(&crate::domain::hex(&crate::sys::random::<8>()));
+        let reads = (0..connections).map(|_| {
+            self.client()
+                .get_item()
+                .table_name(self.table())
+                .key(keys::PK, s(key.as_str()))
+                .key(keys::SK, s(key.as_str()))
+                .send()
+        });
+        for result in futures_util::future::join_all(reads).await {
+            if let Err(error) = result {
+                tracing::debug!(error = %DisplayErrorContext(&error), "priming a table connection failed");
+            }
+        }
+    }
+
     pub(crate) fn client(&self) -> &Client {
         count_round_trip();
         &self.client

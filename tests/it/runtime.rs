@@ -35,6 +35,8 @@ struct State {
     errors: HashMap<String, Value>,
     init_errors: Vec<(String, Value)>,
     served: u64,
+    /// The function's polls for its next invocation: the first one ends INIT.
+    nexts: u64,
 }
 
 /// The Runtime API double: invocations are queued by the test, handed to the
@@ -82,6 +84,8 @@ impl RuntimeApi {
             response
         };
         if path == "/2018-06-01/runtime/invocation/next" {
+            self.state.lock().expect("state").nexts += 1;
+            self.changed.notify_waiters();
             // Long poll, as Lambda does: the function waits here between invocations.
             loop {
                 let notified = self.changed.notified();
@@ -125,6 +129,18 @@ impl RuntimeApi {
         drop(state);
         self.changed.notify_waiters();
         ok(202, b"{\"status\":\"OK\"}".to_vec())
+    }
+
+    /// Waits (bounded) for the function's first poll for an invocation: its INIT is over.
+    async fn init_done(&self) {
+        for _ in 0..600 {
+            let notified = self.changed.notified();
+            if self.state.lock().expect("state").nexts > 0 {
+                return;
+            }
+            let _ = tokio::time::timeout(Duration::from_millis(100), notified).await;
+        }
+        panic!("the function never asked for an invocation");
     }
 
     /// Queues one invocation and waits (bounded) for its response or error.
@@ -248,6 +264,73 @@ async fn the_mcp_function_answers_recorded_events_through_the_runtime_api() {
         let problems = events_replay::compare(name, &expected, &answer);
         assert!(problems.is_empty(), "{name}:\n{}", problems.join("\n"));
     }
+}
+
+/// INIT opens the table's connections the first request needs at once (a
+/// read each of a key nothing writes, the container's own), so that
+/// request's reads open none: a cold start's handshakes are paid while INIT
+/// waits for the issuer's keys, not while the first caller waits.
+#[tokio::test]
+async fn init_opens_the_connections_the_first_request_reads_through() {
+    let h = harness();
+    let api = RuntimeApi::start().await;
+    let operations = Arc::new(Mutex::new(Vec::<(String, Value)>::new()));
+    let seen = Arc::clone(&operations);
+    let proxy = common::proxy::Interposer::start(Arc::new(move |operation: &str, body: &Value| {
+        seen.lock().expect("operations").push((operation.to_owned(), body.clone()));
+        common::proxy::Rule::Forward
+    }))
+    .await;
+    let env: Vec<(&str, String)> = deployed(&h)
+        .await
+        .into_iter()
+        .map(|(name, value)| if name == "DYNAMODB_ENDPOINT" { (name, proxy.endpoint.clone()) } else { (name, value) })
+        .collect();
+    let _function = Function::start(MCP_BIN, &api, &env);
+    api.init_done().await;
+
+    // Three: the organization's and the person's reads, and the rate
+    // counter's update beside them (the deployed function counts reads).
+    const { assert!(events_replay::RATE_LIMIT > 0) };
+    let primed = operations.lock().expect("operations").clone();
+    let opened = proxy.connections.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(primed.len(), 3, "{primed:?}");
+    assert_eq!(opened, 3, "INIT opened {opened} connections");
+    let key = |body: &Value, name: &str| body["Key"][name]["S"].as_str().unwrap_or_default().to_owned();
+    let first = key(&primed[0].1, "pk");
+    assert!(first.starts_with("PRIME#") && first.len() > "PRIME#".len(), "{first}");
+    for (operation, body) in &primed {
+        assert_eq!(operation, "GetItem");
+        assert_eq!((key(body, "pk"), key(body, "sk")), (first.clone(), first.clone()));
+        assert_eq!(body["TableName"], h.table);
+    }
+
+    // The first request (cold membership cache: organization and
+    // memberships side by side, then the e-mail) reads through them.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("events");
+    let name = "mcp-2026-tools-call-read";
+    let event = std::fs::read_to_string(dir.join(format!("{name}.json"))).expect("event");
+    let expected: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{name}.expected.json"))).expect("expected"))
+            .expect("expected JSON");
+    let answer = api.invoke(&events_replay::fill(&event, &h)).await.unwrap_or_else(|e| panic!("{name}: {e}"));
+    let problems = events_replay::compare(name, &expected, &answer);
+    assert!(problems.is_empty(), "{name}:\n{}", problems.join("\n"));
+    let read = operations.lock().expect("operations").len() - primed.len();
+    assert!(read >= 3, "the first request made {read} calls");
+    assert_eq!(proxy.connections.load(std::sync::atomic::Ordering::SeqCst), 3, "the first request opened a connection");
+
+    // A second container reads a key of its own.
+    let api2 = RuntimeApi::start().await;
+    let _second = Function::start(MCP_BIN, &api2, &env);
+    api2.init_done().await;
+    let all = operations.lock().expect("operations").clone();
+    let second = all
+        .iter()
+        .skip(primed.len() + read)
+        .find(|(op, body)| op == "GetItem" && key(body, "pk").starts_with("PRIME#"));
+    let second = second.map(|(_, body)| key(body, "pk")).expect("the second container primed");
+    assert_ne!(second, first);
 }
 
 #[tokio::test]

@@ -23,6 +23,8 @@ pub type RuleFn = dyn Fn(&str, &Value) -> Rule + Send + Sync;
 
 pub struct Interposer {
     pub endpoint: String,
+    /// The connections clients have opened to it so far.
+    pub connections: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 /// DynamoDB's answer when it throttles a call.
@@ -50,9 +52,12 @@ impl Interposer {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind the proxy");
         let endpoint = format!("http://{}", listener.local_addr().expect("proxy address"));
         let client = reqwest::Client::new();
+        let connections = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let opened = Arc::clone(&connections);
         tokio::spawn(async move {
             loop {
                 let Ok((stream, _)) = listener.accept().await else { continue };
+                opened.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 let (rule, client, upstream) = (Arc::clone(&rule), client.clone(), upstream.clone());
                 tokio::spawn(async move {
                     let service = hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
@@ -72,7 +77,7 @@ impl Interposer {
                 });
             }
         });
-        Interposer { endpoint }
+        Interposer { endpoint, connections }
     }
 }
 
