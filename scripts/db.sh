@@ -15,7 +15,8 @@ LOG=".local/moto-$PORT.log"
 
 answering() { (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; }
 
-# Pinned: scripts/moto_server.py adjusts moto's transaction internals.
+# Pinned: scripts/moto_server.py adjusts moto's transaction internals and
+# how its item answers are written.
 MOTO_VERSION=5.2.5
 
 # In the per-user cache (scripts/cache.sh), linked at $VENV.

@@ -14,18 +14,24 @@ audit record). `_transact_write_items` backs up only the items the
 transaction touches and restores those when it is cancelled: the same table
 afterwards, at the cost of the transaction's own size (moto's local stream
 keeps the records of a cancelled transaction's writes either way; nothing here
-reads it). moto is pinned in scripts/db.sh for these internals.
+reads it). The item operations' answers are written as they are, not through
+moto's model-driven serializer (`_written`, below). moto is pinned in
+scripts/db.sh for these internals.
 
 Usage: python scripts/moto_server.py HOST PORT
 """
+import base64
 import copy
 import io
+import json
+import os
 import signal
 import sys
 import threading
 
 import moto.backends as moto_backends
 import moto.dynamodb.models as dynamodb_models
+from moto.core.utils import get_service_model
 from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.models.dynamo_type import DynamoType
 from moto.dynamodb.models.table import Table
@@ -107,6 +113,62 @@ def _transact_write_items(self, transact_items):
 
 
 DynamoDBBackend.transact_write_items = _transact_write_items
+
+
+# The item operations' answers, written as they are. moto's answers go through
+# a serializer driven by the service model, which visits every member of the
+# model's shape for every value: for an attribute value, ten members looked up
+# for the one it has. That was four fifths of moto's time on a `GetItem` of a
+# seeded e-mail (a few dozen attribute values) and the larger part of every
+# table call's latency in the tests and the benchmarks. An item operation's
+# result is already the wire's JSON (DynamoDB's typed attribute values), but
+# for the binary values (raw bytes: base64 on the wire), absent members (None:
+# left out on the wire) and members the operation's answer does not have
+# (moto adds the old API's `ConsumedCapacityUnits` to some), which `_written`
+# treats as the serializer does.
+# Errors, and every other operation (tables, streams, TTL, descriptions with
+# timestamps), still go through the serializer. MOTO_CHECK_ANSWERS=1 writes
+# both and logs every difference (the test suite ran clean that way).
+_ITEM_ACTIONS = frozenset({
+    "GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan", "BatchGetItem", "BatchWriteItem",
+    "TransactGetItems", "TransactWriteItems",
+})
+_MODEL = get_service_model("dynamodb")
+# Each item operation's answer members, from the service model.
+_MEMBERS = {action: frozenset(_MODEL.operation_model(action).output_shape.members) for action in _ITEM_ACTIONS}
+_CHECK = os.environ.get("MOTO_CHECK_ANSWERS") == "1"
+_serialized = DynamoHandler.serialized
+
+
+def _wire(value):
+    """A result's value as the wire has it: None members left out, bytes in base64."""
+    if isinstance(value, dict):
+        return {k: _wire(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_wire(v) for v in value]
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(value).decode("ascii")
+    return value
+
+
+def _written(self, action_result):
+    result, action = action_result.result, self._get_action()
+    members = _MEMBERS.get(action)
+    if type(result) is not dict or members is None:
+        return _serialized(self, action_result)
+    headers = {"Content-Type": "application/x-amz-json-1.0"}
+    headers.update(self.response_headers)
+    body = json.dumps(_wire({k: v for k, v in result.items() if k in members}))
+    if _CHECK:
+        status, model_headers, model_body = _serialized(self, action_result)
+        if (status, model_headers, json.loads(model_body)) != (200, headers, json.loads(body)):
+            print(f"moto answer differs for {action}: {model_body!r} written as {body!r}; "
+                  f"headers {model_headers!r} vs {headers!r}", file=sys.stderr, flush=True)
+            return status, model_headers, model_body
+    return 200, headers, body
+
+
+DynamoHandler.serialized = _written
 
 
 class _KeepAlive(MotoRequestHandler):
