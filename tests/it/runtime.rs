@@ -143,6 +143,19 @@ impl RuntimeApi {
         panic!("the function never asked for an invocation");
     }
 
+    /// Invokes the recorded event `name` (`events/`) and checks the answer against its recorded one.
+    async fn answers_as_recorded(&self, h: &common::Harness, name: &str) {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("events");
+        let event = std::fs::read_to_string(dir.join(format!("{name}.json"))).expect("event");
+        let expected: Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join(format!("{name}.expected.json"))).expect("expected"),
+        )
+        .expect("expected JSON");
+        let answer = self.invoke(&events_replay::fill(&event, h)).await.unwrap_or_else(|e| panic!("{name}: {e}"));
+        let problems = events_replay::compare(name, &expected, &answer);
+        assert!(problems.is_empty(), "{name}:\n{}", problems.join("\n"));
+    }
+
     /// Queues one invocation and waits (bounded) for its response or error.
     async fn invoke(&self, event: &str) -> Result<Value, Value> {
         let id = format!("req-{}", common::unique_table());
@@ -244,7 +257,6 @@ async fn the_mcp_function_answers_recorded_events_through_the_runtime_api() {
     let h = harness();
     let api = RuntimeApi::start().await;
     let _function = Function::start(MCP_BIN, &api, &deployed(&h).await);
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("events");
     for name in [
         "mcp-2026-server-discover",
         "mcp-2026-tools-call-read",
@@ -255,14 +267,7 @@ async fn the_mcp_function_answers_recorded_events_through_the_runtime_api() {
         "auth-no-token",
         "mcp-2026-tasks-get",
     ] {
-        let event = std::fs::read_to_string(dir.join(format!("{name}.json"))).expect("event");
-        let expected: Value = serde_json::from_str(
-            &std::fs::read_to_string(dir.join(format!("{name}.expected.json"))).expect("expected"),
-        )
-        .expect("expected JSON");
-        let answer = api.invoke(&events_replay::fill(&event, &h)).await.unwrap_or_else(|e| panic!("{name}: {e}"));
-        let problems = events_replay::compare(name, &expected, &answer);
-        assert!(problems.is_empty(), "{name}:\n{}", problems.join("\n"));
+        api.answers_as_recorded(&h, name).await;
     }
 }
 
@@ -307,15 +312,7 @@ async fn init_opens_the_connections_the_first_request_reads_through() {
 
     // The first request (cold membership cache: organization and
     // memberships side by side, then the e-mail) reads through them.
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("events");
-    let name = "mcp-2026-tools-call-read";
-    let event = std::fs::read_to_string(dir.join(format!("{name}.json"))).expect("event");
-    let expected: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{name}.expected.json"))).expect("expected"))
-            .expect("expected JSON");
-    let answer = api.invoke(&events_replay::fill(&event, &h)).await.unwrap_or_else(|e| panic!("{name}: {e}"));
-    let problems = events_replay::compare(name, &expected, &answer);
-    assert!(problems.is_empty(), "{name}:\n{}", problems.join("\n"));
+    api.answers_as_recorded(&h, "mcp-2026-tools-call-read").await;
     let read = operations.lock().expect("operations").len() - primed.len();
     assert!(read >= 3, "the first request made {read} calls");
     assert_eq!(proxy.connections.load(std::sync::atomic::Ordering::SeqCst), 3, "the first request opened a connection");
