@@ -36,6 +36,7 @@ conformance:
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets -- -D warnings
+	python3 scripts/check_layers_test.py
 	python3 scripts/check-layers.py
 	scripts/lint-template.sh
 	scripts/lint-openapi.sh

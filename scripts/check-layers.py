@@ -51,11 +51,55 @@ def file_of(parts: list[str]) -> Path | None:
     return None
 
 
+# A char literal (`'"'`, `'\\''`, `'\\u{2028}'`); any other `'` starts a lifetime or a label.
+CHAR = re.compile(r"'(?:\\(?:x[0-9A-Fa-f]{2}|u\{[0-9A-Fa-f_]{1,8}\}|.)|[^\\'\n])'")
+# A raw string's opening: `r"`, `r#"`, `br##"` …, not inside an identifier.
+RAW = re.compile(r'b?r(#*)"')
+
+
 def strip_comments(text: str) -> str:
+    """The code of a file without its comments and with every string and
+    char literal emptied, read token by token: a `//` inside a string is
+    not a comment, and a `"` inside a comment or a char literal opens no
+    string (a regex pass for one kind before the other gets one of those
+    wrong and hides the rest of the file)."""
     # Unit tests (a `#[cfg(test)]` module, last in its file) may reach anywhere.
     text = text.split("#[cfg(test)]")[0]
-    text = re.sub(r"//[^\n]*", "", text)
-    return re.sub(r'"(?:\\.|[^"\\])*"', '""', text)
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+        elif text.startswith("/*", i):
+            depth, i = 1, i + 2
+            while i < n and depth:
+                if text.startswith("/*", i):
+                    depth, i = depth + 1, i + 2
+                elif text.startswith("*/", i):
+                    depth, i = depth - 1, i + 2
+                else:
+                    i += 1
+            out.append(" ")
+        elif c in "br" and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")) and (m := RAW.match(text, i)):
+            close = '"' + m.group(1)
+            end = text.find(close, m.end())
+            i = n if end < 0 else end + len(close)
+            out.append('""')
+        elif c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            i += 1
+            out.append('""')
+        elif c == "'" and (m := CHAR.match(text, i)):
+            i = m.end()
+            out.append("' '")
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
 
 
 def targets(path: Path, text: str) -> set[Path]:

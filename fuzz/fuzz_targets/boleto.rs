@@ -1,23 +1,5 @@
-//! The boleto extractor over any text. Invariants: a slip it accepts
-//! validates again from its digitable line and from its barcode alone (check
-//! digits), and both give the same barcode, amount and due date.
+//! libFuzzer's entry for `kobana_inbox_fuzz::boleto`: the invariants live there, where
+//! `make test` compiles and runs them too (tests/it/fuzz_checks.rs).
 #![no_main]
 
-use inbox::domain::boleto::{extract, parse};
-use libfuzzer_sys::fuzz_target;
-use time::macros::date;
-
-fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
-    let received = date!(2026 - 12 - 01);
-    let Ok(slip) = extract(text, received) else { return };
-    assert_eq!(slip.barcode.len(), 44, "{slip:?}");
-    if !slip.digitable_line.is_empty() {
-        let again = parse(&slip.digitable_line, received).expect("the line validates again");
-        assert_eq!(again.barcode, slip.barcode);
-    }
-    let from_barcode = parse(&slip.barcode, received).expect("the barcode validates alone");
-    assert_eq!(from_barcode.barcode, slip.barcode);
-    assert_eq!(from_barcode.amount_cents, slip.amount_cents);
-    assert_eq!(from_barcode.due_date, slip.due_date);
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| kobana_inbox_fuzz::boleto::check(data));

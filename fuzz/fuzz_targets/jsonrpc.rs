@@ -1,23 +1,5 @@
-//! The strict JSON-RPC parser: any bytes. Invariants: a refusal is 400 with
-//! -32700 (not JSON) or -32600 (not one request), never a panic; whatever it
-//! accepts is JSON that serde_json reads too, and its id (if any) is a string
-//! or an integer. (An empty method name is a string: it is accepted here and
-//! answered -32601 by method resolution, as any unknown name.)
+//! libFuzzer's entry for `kobana_inbox_fuzz::jsonrpc`: the invariants live there, where
+//! `make test` compiles and runs them too (tests/it/fuzz_checks.rs).
 #![no_main]
 
-use inbox::mcp::jsonrpc::parse_message;
-use libfuzzer_sys::fuzz_target;
-
-fuzz_target!(|data: &[u8]| {
-    match parse_message(data) {
-        Ok(message) => {
-            assert!(serde_json::from_slice::<serde_json::Value>(data).is_ok(), "accepted what is not JSON");
-            let id_ok = message.id.as_ref().is_none_or(|id| id.is_string() || id.is_i64() || id.is_u64());
-            assert!(id_ok, "id {:?}", message.id);
-        }
-        Err(failure) => {
-            assert_eq!(failure.error.status, 400, "status {}", failure.error.status);
-            assert!(matches!(failure.error.code.0, -32700 | -32600), "code {}", failure.error.code.0);
-        }
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| kobana_inbox_fuzz::jsonrpc::check(data));

@@ -1,15 +1,5 @@
-//! The `Mcp-Name` header codec. Invariants: decoding never panics; what
-//! `encode_name` writes is a header value (visible ASCII and inner spaces)
-//! that decodes back to the name, exactly.
+//! libFuzzer's entry for `kobana_inbox_fuzz::routing_header`: the invariants live there, where
+//! `make test` compiles and runs them too (tests/it/fuzz_checks.rs).
 #![no_main]
 
-use inbox::mcp::era::{decode_name, encode_name};
-use libfuzzer_sys::fuzz_target;
-
-fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
-    let _ = decode_name(text);
-    let encoded = encode_name(text);
-    assert!(encoded.bytes().all(|b| b == b' ' || b.is_ascii_graphic()), "not a header value: {encoded:?}");
-    assert_eq!(decode_name(&encoded).as_deref(), Some(text), "round trip of {text:?} via {encoded:?}");
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| kobana_inbox_fuzz::routing_header::check(data));

@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 
 use super::call_result;
 use super::text;
-use super::tools::{Behaviour, confirm_form, describe, find};
+use super::tools::{Behaviour, compute_arguments, computed, deletion, deletion_form, describe, find};
 use crate::domain::Tenant;
 use crate::domain::records::Job;
 use crate::mcp::input::{Asked, Elicited, Request, Responses};
@@ -28,8 +28,6 @@ use crate::worker::{EffectError, Runner, Step, ToolJobs, cancel_requested};
 
 /// How long `slow_compute` sleeps between looks for a cancellation.
 const STEP: Duration = Duration::from_millis(100);
-/// At most this long a computation may take (a minute is asked for; more is refused).
-const MAX_SECONDS: f64 = 600.0;
 
 /// Runs the fixtures' tool jobs.
 pub struct FixtureJobs;
@@ -43,33 +41,6 @@ impl ToolJobs for FixtureJobs {
     ) -> BoxFuture<'a, Result<Step, EffectError>> {
         Box::pin(run(runner, tenant, job))
     }
-}
-
-/// `slow_compute`'s arguments: the seconds (0 to 600, 1 by default) and the label.
-pub fn compute_arguments(args: &Map<String, Value>) -> (f64, String) {
-    let seconds = args.get("seconds").and_then(Value::as_f64).unwrap_or(1.0).clamp(0.0, MAX_SECONDS);
-    let label = args.get("label").and_then(Value::as_str).unwrap_or("").to_owned();
-    (seconds, label)
-}
-
-/// `slow_compute`'s result.
-pub fn computed(label: &str, seconds: f64) -> Value {
-    call_result(vec![text(format!("Computed {label:?} in {seconds} s"))], false)
-}
-
-/// `confirm_delete`'s question.
-pub fn deletion_form(args: &Map<String, Value>) -> Request {
-    let file = args.get("filename").and_then(Value::as_str).unwrap_or("the file");
-    confirm_form(&format!("Delete {file}? (A fixture: nothing is deleted.)"))
-}
-
-/// `confirm_delete`'s result once answered.
-pub fn deletion(args: &Map<String, Value>, answer: &Elicited) -> Value {
-    let file = args.get("filename").and_then(Value::as_str).unwrap_or("the file");
-    let confirmed =
-        matches!(answer, Elicited::Accepted(content) if content.get("confirm") != Some(&Value::Bool(false)));
-    let outcome = if confirmed { format!("Deleted {file}") } else { format!("Kept {file}: not confirmed") };
-    call_result(vec![text(format!("{outcome} ({})", describe(answer)))], false)
 }
 
 /// An answer a job was given, read as an elicitation result (one that is

@@ -638,17 +638,17 @@ pub async fn call(call: &Call<'_>, tenant: &Tenant) -> Result<Outcome, RpcError>
         },
         Behaviour::SlowCompute if as_task => tasks::start(call, tenant, tool.name, Value::Object(args)).await,
         Behaviour::SlowCompute => {
-            let (seconds, label) = super::jobs::compute_arguments(&args);
+            let (seconds, label) = compute_arguments(&args);
             tokio::time::sleep(Duration::from_secs_f64(seconds.min(10.0))).await;
-            Ok(Outcome::Complete(super::jobs::computed(&label, seconds)))
+            Ok(Outcome::Complete(computed(&label, seconds)))
         }
         Behaviour::FailingJob | Behaviour::ProtocolErrorJob | Behaviour::MultiInput => {
             tasks::start(call, tenant, tool.name, Value::Object(args)).await
         }
         Behaviour::ConfirmDelete if as_task => tasks::start(call, tenant, tool.name, Value::Object(args)).await,
         Behaviour::ConfirmDelete => match responses.elicitation("confirm")? {
-            Some(answer) => Ok(Outcome::Complete(super::jobs::deletion(&args, &answer))),
-            None => ask(call, &[("confirm", super::jobs::deletion_form(&args))], None),
+            Some(answer) => Ok(Outcome::Complete(deletion(&args, &answer))),
+            None => ask(call, &[("confirm", deletion_form(&args))], None),
         },
         Behaviour::AskThenTask => match responses.elicitation("user_name")? {
             Some(Elicited::Accepted(content)) => {
@@ -761,4 +761,34 @@ fn elicitation_request(behaviour: Behaviour, args: &Map<String, Value>) -> Reque
             }, "required": ["username", "email"]}),
         },
     }
+}
+
+/// At most this long a computation may take (a minute is asked for; more is refused).
+const MAX_SECONDS: f64 = 600.0;
+
+/// `slow_compute`'s arguments: the seconds (0 to 600, 1 by default) and the label.
+pub fn compute_arguments(args: &Map<String, Value>) -> (f64, String) {
+    let seconds = args.get("seconds").and_then(Value::as_f64).unwrap_or(1.0).clamp(0.0, MAX_SECONDS);
+    let label = args.get("label").and_then(Value::as_str).unwrap_or("").to_owned();
+    (seconds, label)
+}
+
+/// `slow_compute`'s result.
+pub fn computed(label: &str, seconds: f64) -> Value {
+    call_result(vec![text(format!("Computed {label:?} in {seconds} s"))], false)
+}
+
+/// `confirm_delete`'s question.
+pub fn deletion_form(args: &Map<String, Value>) -> Request {
+    let file = args.get("filename").and_then(Value::as_str).unwrap_or("the file");
+    confirm_form(&format!("Delete {file}? (A fixture: nothing is deleted.)"))
+}
+
+/// `confirm_delete`'s result once answered.
+pub fn deletion(args: &Map<String, Value>, answer: &Elicited) -> Value {
+    let file = args.get("filename").and_then(Value::as_str).unwrap_or("the file");
+    let confirmed =
+        matches!(answer, Elicited::Accepted(content) if content.get("confirm") != Some(&Value::Bool(false)));
+    let outcome = if confirmed { format!("Deleted {file}") } else { format!("Kept {file}: not confirmed") };
+    call_result(vec![text(format!("{outcome} ({})", describe(answer)))], false)
 }

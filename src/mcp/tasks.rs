@@ -26,8 +26,10 @@
 //!   `tasks/update` records the answers to those it waits for (others are
 //!   ignored) and acknowledges with `{}`; the job runs on once none is left.
 //!   `tasks/cancel` stops a tool job at any point — queued, waiting, or
-//!   running (it ends `cancelled` at its next check) — and acknowledges a
-//!   finished one as it is (the request is idempotent).
+//!   running (it ends `cancelled` at its next check). A task of any kind
+//!   that is already finished is acknowledged as it is (the request is
+//!   idempotent; nothing changes); a running product job cannot be stopped
+//!   and is -32602.
 //! - The product's jobs never ask for input: `tasks/update` on a task that
 //!   waits for nothing is -32602.
 
@@ -271,12 +273,14 @@ async fn read(ctx: &Ctx<'_>, task_id: &str) -> Result<Job, RpcError> {
     }
 }
 
-/// Cancels the task's job. The acknowledgement (`{}`) means the job is
-/// cancelled and will never run: a queued job is cancelled (its cancellation
-/// cannot be vetoed), and a repeated cancel of a cancelled task is
-/// acknowledged again. A task that is already running (it cannot be stopped)
-/// or finished is -32602 naming its status, as the extension asks of a
-/// request the server can see is invalid; so is an unknown task.
+/// Cancels the task's job. The acknowledgement (`{}`) means the job will not
+/// run (again): a queued job is cancelled (its cancellation cannot be
+/// vetoed), and a task already in a terminal status — cancelled, completed,
+/// failed — is acknowledged as it is, changing nothing (`tasks/get` keeps its
+/// status and result), as the extension and its official client expect of
+/// an idempotent request. A product job that is running cannot be stopped:
+/// -32602 naming its status, since an acknowledgement would say a job that
+/// runs was cancelled; an unknown task is -32602 "not found".
 async fn cancel(call: &Call<'_>, ctx: &Ctx<'_>, task_id: &str) -> Result<(), RpcError> {
     match run(ctx, &jobs::CANCEL, task_id).await {
         Ok(response) => match response.job {
@@ -285,9 +289,13 @@ async fn cancel(call: &Call<'_>, ctx: &Ctx<'_>, task_id: &str) -> Result<(), Rpc
             None => Err(RpcError::internal("The job could not be read")),
         },
         // Running or finished (a runner may have taken it a moment ago): a
-        // tool job stops at any point, and a finished one is acknowledged.
+        // finished job is acknowledged as it is, a tool job stops at any
+        // point, and a running product job keeps running.
         Err(ApiError::Conflict { .. }) => {
             let job = read(ctx, task_id).await?;
+            if matches!(job.status, JobStatus::Succeeded | JobStatus::Failed | JobStatus::Cancelled) {
+                return Ok(());
+            }
             if job.kind != JobKind::ToolCall {
                 return Err(not_cancellable(&job));
             }

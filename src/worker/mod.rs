@@ -24,6 +24,10 @@
 //! asked for while it ran (`Step::Cancelled`, seen through
 //! `cancel_requested`). The effect can also fail outright as the platform's
 //! fault (`EffectError::Platform`), without retries.
+//!
+//! A job of an archived workspace is ended, not run (`failed`, the operation
+//! cannot be done): the runner reads the archived ids fresh after the lease,
+//! so work queued a moment before an archive does not happen after it.
 
 pub mod effects;
 pub mod stream;
@@ -185,23 +189,49 @@ pub async fn run(runner: &Runner, tenant: &Tenant, id: &str) -> Result<Ran, Stor
         });
     };
     let started = std::time::Instant::now();
+    let outcome = if archived(runner, tenant).await? {
+        tracing::info!(job = %job.id, workspace = %tenant.workspace, "the job's workspace is archived: ended, not run");
+        Err((JobErrorKind::Operation, "the workspace was archived: an archived workspace runs no jobs".to_owned()))
+    } else {
+        run_effect(runner, tenant, &mut job).await
+    };
+    let ran = finish(runner, tenant, &mut job, outcome).await?;
+    if let Ran::Finished(_) = ran {
+        job_metrics(tenant, &job, started.elapsed());
+    }
+    Ok(ran)
+}
+
+/// Whether `tenant`'s workspace is archived, read from the table, not from
+/// a cache: a job leased after the archive was written must see it (an
+/// e-mail ingested a moment before the archive is not processed after it).
+/// The read refreshes the runner's shards of the workspace on the way.
+async fn archived(runner: &Runner, tenant: &Tenant) -> Result<bool, StoreError> {
+    let org = runner.store.org_workspaces(&tenant.org).await?;
+    let shards = org.shards.get(&tenant.workspace).copied().unwrap_or_default();
+    runner.shards.0.put((tenant.org.clone(), tenant.workspace.clone()), shards);
+    Ok(org.archived.contains(&tenant.workspace))
+}
+
+/// The job's effect, its transient failures retried in place.
+async fn run_effect(runner: &Runner, tenant: &Tenant, job: &mut Job) -> Result<Step, (JobErrorKind, String)> {
     let mut backoff = Duration::from_millis(200);
-    let outcome = loop {
+    loop {
         let step = match job.kind {
             JobKind::ToolCall => match &runner.tools {
-                Some(tools) => tools.run(runner, tenant, &job).await,
+                Some(tools) => tools.run(runner, tenant, job).await,
                 None => Err(EffectError::Permanent("this deployment runs no tool jobs".into())),
             },
-            _ => effects::apply(runner, tenant, &job).await.map(Step::Done),
+            _ => effects::apply(runner, tenant, job).await.map(Step::Done),
         };
         match step {
-            Ok(step) => break Ok(step),
-            Err(EffectError::Permanent(why)) => break Err((JobErrorKind::Operation, why)),
-            Err(EffectError::Platform(why)) => break Err((JobErrorKind::Platform, why)),
+            Ok(step) => return Ok(step),
+            Err(EffectError::Permanent(why)) => return Err((JobErrorKind::Operation, why)),
+            Err(EffectError::Platform(why)) => return Err((JobErrorKind::Platform, why)),
             Err(EffectError::Transient(e)) if job.attempts >= MAX_ATTEMPTS => {
                 // The storage error chain is for the log, not for clients.
                 tracing::error!(job = %job.id, attempts = job.attempts, error = %e, "job gave up");
-                break Err((
+                return Err((
                     JobErrorKind::Platform,
                     format!("the service could not complete this job after {} attempts; run it again", job.attempts),
                 ));
@@ -213,12 +243,7 @@ pub async fn run(runner: &Runner, tenant: &Tenant, id: &str) -> Result<Ran, Stor
                 job.attempts += 1;
             }
         }
-    };
-    let ran = finish(runner, tenant, &mut job, outcome).await?;
-    if let Ran::Finished(_) = ran {
-        job_metrics(tenant, &job, started.elapsed());
     }
-    Ok(ran)
 }
 
 /// One EMF line per finished job: `Jobs`, `JobAttempts` and `JobDuration`,

@@ -835,6 +835,34 @@ async fn the_mail_pipeline_ingests_an_email_from_an_allowed_sender_and_its_job_p
 }
 
 #[tokio::test]
+async fn an_email_ingested_just_before_its_workspace_is_archived_is_not_processed_after_it() {
+    // Archived ids read fresh by the API too: no container cache in between.
+    let h = Harness::with_config(|c| c.membership_cache = Duration::ZERO);
+    let receiver = Receiver::start().await;
+    register_webhook(&h, &receiver.url()).await;
+    let resp = send(ingest(&h, "inb_bills", &mail("contas@energia.example.com"))).await;
+    let (email_id, status, job_id) = ingested(&resp);
+    assert_eq!(status, "received");
+    // The worker has read the workspace's shards before the archive (as a
+    // warm runner has): its cache must not decide whether the job runs.
+    h.app().await.runner.with_shards(&ws_main()).await.unwrap();
+
+    let boss = h.token_for("usr_admin", "org_demo", "org:admin");
+    let resp = send(h.api("POST", "/org/workspaces/ws_main/archive").token(&boss)).await;
+    assert_eq!((resp.status, resp.json()["data"]["status"].as_str()), (200, Some("archived")), "{}", resp.json());
+
+    assert_eq!(run_job(&h, &job_id).await, Ran::Finished(JobStatus::Failed));
+    let job = get(&h, &format!("/jobs/{job_id}")).await["data"].clone();
+    assert_eq!((job["status"].as_str(), job["error_kind"].as_str()), (Some("failed"), Some("operation")), "{job}");
+    assert!(job["error"].as_str().is_some_and(|e| e.contains("archived")), "the job says why: {job}");
+    let stored = get(&h, &format!("/emails/{email_id}")).await["data"].clone();
+    assert_eq!(stored["status"], "received", "not processed: {stored}");
+    assert_eq!(stored["extracted"], Value::Null, "{stored}");
+    assert!(receiver.hits().is_empty(), "nothing was sent: {:?}", receiver.hits());
+    assert_eq!(run_job(&h, &job_id).await, Ran::Skipped, "an ended job is not run again");
+}
+
+#[tokio::test]
 async fn an_email_from_a_sender_not_listed_is_rejected_and_its_job_sends_email_rejected() {
     let h = Harness::new();
     let receiver = Receiver::start().await;

@@ -13,6 +13,7 @@ mod capacity;
 mod catalogue_fixtures;
 mod events_replay;
 mod faults;
+mod fuzz_checks;
 mod jobs_and_webhooks;
 mod local_server;
 mod mcp_conformance;

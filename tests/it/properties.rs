@@ -32,7 +32,7 @@ fn text(digits: &[u8]) -> String {
 }
 
 /// A valid bank barcode from its fields (the general check digit computed).
-fn bank_barcode(bank: u16, factor: u16, amount: u64, free: &[u8]) -> String {
+pub(crate) fn bank_barcode(bank: u16, factor: u16, amount: u64, free: &[u8]) -> String {
     let body = format!("{bank:03}9{factor:04}{amount:010}{}", text(free));
     let without = digits(&body);
     let dv = mod11_bank(&without);

@@ -321,7 +321,7 @@ async fn cancelling_a_queued_task_stops_its_effect_and_is_idempotent() {
 }
 
 #[tokio::test]
-async fn cancelling_a_finished_task_is_invalid_params_naming_its_status_and_changes_nothing() {
+async fn cancelling_a_finished_task_is_acknowledged_and_changes_nothing() {
     let h = Harness::new();
     let receiver = Receiver::start().await;
     let webhook = webhook_for(&h, &receiver).await;
@@ -329,18 +329,20 @@ async fn cancelling_a_finished_task_is_invalid_params_naming_its_status_and_chan
     assert_eq!(run_job(&h, &task_id).await, Ran::Finished(JobStatus::Succeeded));
     let before = get_task(&h, 1, &task_id).await;
 
-    // The extension: an error for a request the server can see is invalid,
-    // never an acknowledgement of a cancellation that cannot happen.
+    // The extension (and its official client): cancelling a task in a
+    // terminal status is acknowledged, and the task stays as it was.
     let resp = send(task_req(&h, 2, "tasks/cancel", &task_id)).await;
-    resp.assert_error(200, -32602, json!(2));
-    let error = &resp.json()["error"];
-    assert_eq!(error["data"], json!({"taskId": task_id, "status": "completed"}), "{error}");
-    assert!(error["message"].as_str().unwrap().contains("terminal"), "{error}");
+    assert_eq!(resp.status, 200, "{}", resp.json());
+    assert_eq!(resp.json()["id"], json!(2));
+    assert!(resp.json().get("error").is_none(), "{}", resp.json());
+    assert_eq!(resp.result()["resultType"], "complete", "{}", resp.json());
     let after = get_task(&h, 3, &task_id).await;
     assert_eq!(after["status"], "completed", "{after}");
     assert_eq!(after["result"], before["result"]);
     assert_eq!(after["lastUpdatedAt"], before["lastUpdatedAt"]);
+    assert_eq!(run_job(&h, &task_id).await, Ran::Skipped, "nothing runs again");
 
+    // REST keeps its answer: a cancel that cancels nothing is a conflict there.
     let (status, body) = rest(&h, "POST", &format!("/jobs/{task_id}/cancel")).await;
     assert_eq!(status, 409, "{body}");
     assert_eq!(body["error"]["code"], "job_not_cancellable", "{body}");
