@@ -127,7 +127,8 @@ impl App {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| AppError::HttpClient(e.to_string()))?;
-        let jwks = JwksCache::new(config.auth.jwks_url.clone(), client, config.auth.jwks_min_refresh);
+        let jwks = JwksCache::new(config.auth.jwks_url.clone(), client, config.auth.jwks_min_refresh)
+            .with_max_age(config.auth.jwks_max_age, config.auth.jwks_max_stale);
         // INIT's round trips side by side: the DynamoDB client's setup, the
         // signing secret from Secrets Manager and, on Lambda, the issuer's
         // keys and the table's first connections (which the first request

@@ -92,8 +92,15 @@ pub struct AuthConfig {
     pub mcp_audience: Option<String>,
     /// Where organization and scopes are found in a token.
     pub claims: crate::auth::claims::ClaimRules,
-    /// Least time between two JWKS fetches.
+    /// Least time between two JWKS fetches on an unknown `kid`, and between
+    /// two tries while the issuer cannot be reached.
     pub jwks_min_refresh: Duration,
+    /// How long a fetched key set is trusted before the next request fetches
+    /// it again (`JWKS_MAX_AGE_MINUTES`).
+    pub jwks_max_age: Duration,
+    /// The oldest a key set may grow while the issuer cannot be reached
+    /// (`JWKS_MAX_STALE_MINUTES`); past it tokens are answered 503.
+    pub jwks_max_stale: Duration,
 }
 
 /// The local development issuer: a signing key kept in a file, its JWKS
@@ -183,8 +190,11 @@ impl Config {
                 });
             }
         };
-        let api_audience = var("API_AUDIENCE").unwrap_or_else(|| default_api_audience(&mcp_resource));
+        let claims = claim_rules()?;
         let mcp_audience = var("MCP_AUDIENCE");
+        check_audiences(&claims, mcp_audience.as_deref(), var("API_AUDIENCE").as_deref())?;
+        let api_audience = var("API_AUDIENCE").unwrap_or_else(|| default_api_audience(&mcp_resource));
+        let (jwks_max_age, jwks_max_stale) = jwks_ages()?;
         let signing_secret_arn = var("SIGNING_SECRET_ARN");
         let signing_secrets = match (list("SIGNING_SECRET"), mode) {
             (secrets, _) if !secrets.is_empty() => secrets,
@@ -236,8 +246,10 @@ impl Config {
                 jwks_url,
                 api_audience,
                 mcp_audience,
-                claims: claim_rules()?,
+                claims,
                 jwks_min_refresh: Duration::from_secs(parse_or("JWKS_MIN_REFRESH_SECS", 60)?),
+                jwks_max_age,
+                jwks_max_stale,
             },
             store: store_from_env()?,
             request_timeout: millis("REQUEST_TIMEOUT_MS", DEFAULT_REQUEST_TIMEOUT)?,
@@ -271,6 +283,8 @@ impl Config {
                 mcp_audience: None,
                 claims: crate::auth::claims::ClaimRules::default(),
                 jwks_min_refresh: Duration::from_secs(60),
+                jwks_max_age: crate::auth::jwks::DEFAULT_MAX_AGE,
+                jwks_max_stale: crate::auth::jwks::DEFAULT_MAX_STALE,
             },
             store: StoreConfig {
                 table: "kobana-inbox".into(),
@@ -420,6 +434,64 @@ pub fn store_from_env() -> Result<StoreConfig, ConfigError> {
     })
 }
 
+/// `JWKS_MAX_AGE_MINUTES` (default 10, at least 1) and
+/// `JWKS_MAX_STALE_MINUTES` (default 60, at least the maximum age).
+fn jwks_ages() -> Result<(Duration, Duration), ConfigError> {
+    let minutes = |d: Duration| d.as_secs() / 60;
+    let max_age = parse_or("JWKS_MAX_AGE_MINUTES", minutes(crate::auth::jwks::DEFAULT_MAX_AGE))?;
+    let max_stale = parse_or("JWKS_MAX_STALE_MINUTES", minutes(crate::auth::jwks::DEFAULT_MAX_STALE))?;
+    if max_age == 0 {
+        return Err(ConfigError::Invalid { name: "JWKS_MAX_AGE_MINUTES", reason: "must be at least 1".into() });
+    }
+    if max_stale < max_age {
+        return Err(ConfigError::Invalid {
+            name: "JWKS_MAX_STALE_MINUTES",
+            reason: format!("must be at least JWKS_MAX_AGE_MINUTES ({max_age})"),
+        });
+    }
+    let duration = |m: u64| Duration::from_secs(m.saturating_mul(60));
+    Ok((duration(max_age), duration(max_stale)))
+}
+
+/// With an audience claim other than `aud` (Cognito's `client_id`) the
+/// audience names an app client, not a URL: each surface needs its own
+/// (`MCP_AUDIENCE` and `API_AUDIENCE`, both set and different), or a token
+/// for the REST API would open the MCP endpoint and the other way round.
+fn check_audiences(
+    claims: &crate::auth::claims::ClaimRules,
+    mcp_audience: Option<&str>,
+    api_audience: Option<&str>,
+) -> Result<(), ConfigError> {
+    if claims.audience_claim == "aud" {
+        return Ok(());
+    }
+    let claim = &claims.audience_claim;
+    match (mcp_audience, api_audience) {
+        (None, _) => Err(ConfigError::Invalid {
+            name: "MCP_AUDIENCE",
+            reason: format!("is required with AUDIENCE_CLAIM={claim} (the MCP endpoint's app client)"),
+        }),
+        (_, None) => Err(ConfigError::Invalid {
+            name: "API_AUDIENCE",
+            reason: format!("is required with AUDIENCE_CLAIM={claim} (the REST API's app client)"),
+        }),
+        (Some(mcp), Some(api)) if same_audience(mcp, api) => Err(ConfigError::Invalid {
+            name: "MCP_AUDIENCE",
+            reason: format!(
+                "must differ from API_AUDIENCE with AUDIENCE_CLAIM={claim}: one app client for the MCP endpoint, another for the REST API"
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Whether two configured audiences would accept the same tokens (compared
+/// as tokens are, and case-insensitively besides: stricter is harmless here).
+fn same_audience(one: &str, other: &str) -> bool {
+    use crate::auth::token::normalise;
+    normalise(&one.to_ascii_lowercase()) == normalise(&other.to_ascii_lowercase())
+}
+
 /// `AUDIENCE_CLAIM`, `ORG_CLAIM`, `ORG_ID`, `SCOPE_PREFIX` and `SCOPE_SEPARATOR` (see `auth::claims`).
 fn claim_rules() -> Result<crate::auth::claims::ClaimRules, ConfigError> {
     let mut rules = crate::auth::claims::ClaimRules::default();
@@ -459,6 +531,16 @@ mod tests {
     fn local_hosts_are_loopback_names_with_the_port() {
         let hosts = Config::local(3000).host_allowlist();
         assert_eq!(hosts, vec!["127.0.0.1:3000", "[::1]:3000", "localhost:3000"]);
+    }
+
+    #[test]
+    fn another_audience_claim_needs_one_audience_per_surface() {
+        let cognito = crate::auth::claims::ClaimRules { audience_claim: "client_id".into(), ..Default::default() };
+        assert!(check_audiences(&cognito, Some("mcpclient"), Some("restclient")).is_ok());
+        for (mcp, api) in [(Some("c1"), Some("c1")), (Some("c1"), Some("C1")), (None, Some("c1")), (Some("c1"), None)] {
+            assert!(check_audiences(&cognito, mcp, api).is_err(), "{mcp:?} {api:?}");
+        }
+        assert!(check_audiences(&Default::default(), None, None).is_ok(), "aud: the URLs by default");
     }
 
     #[test]

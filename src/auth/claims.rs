@@ -1,13 +1,17 @@
 //! Where the claims this product needs are found in a token, as the
 //! deployment's identity provider puts them (docs/operations.md: "Identity providers").
 //!
-//! - The audience: `aud`, or the claim named by `AUDIENCE_CLAIM`
-//!   (`client_id` for Amazon Cognito, whose access tokens have no `aud`).
+//! - The audience: `aud` (a string or a list), or the claim named by
+//!   `AUDIENCE_CLAIM` (`client_id` for Amazon Cognito, whose access tokens
+//!   have no `aud`), then a single string: a client is one client.
 //! - The organization: the claim named by `ORG_CLAIM` (default `org_id`;
 //!   `https://example.com/org_id` for Auth0's namespaced claims,
 //!   `custom:org_id` for Cognito, `tid` for Microsoft Entra ID, `organization`
 //!   for Keycloak), a string, or a list or object holding exactly one; or,
-//!   for a single-tenant deployment, `ORG_ID`: every token's organization.
+//!   for a single-organization deployment, `ORG_ID`: the organization of
+//!   every token that names none (the provider cannot add the claim), while a
+//!   token that names another one is refused (it was issued for another
+//!   organization by the same provider).
 //! - The scopes: `scope` (a space-separated string) or `scp` (a list, or a
 //!   space-separated string as Entra ID writes it). `SCOPE_PREFIX` is taken
 //!   off each name (Cognito's resource-server identifier, `kobana-inbox/`), and
@@ -26,7 +30,8 @@ pub struct ClaimRules {
     /// for providers whose access tokens carry none (Amazon Cognito).
     pub audience_claim: String,
     pub org_claim: String,
-    /// A single-tenant deployment's organization, whatever the token says.
+    /// A single-organization deployment's organization: that of every token
+    /// without the organization claim, and the only one a token may name.
     pub fixed_org: Option<OrgId>,
     pub scope_prefix: String,
     pub scope_separator: char,
@@ -45,30 +50,63 @@ impl Default for ClaimRules {
 }
 
 impl ClaimRules {
-    /// Who the token is for: its audience claim, a string or a list.
-    pub fn audiences<'a>(&self, claims: &'a Map<String, Value>) -> Vec<&'a str> {
+    /// Who the token is for: `aud` as a string or a list, any other
+    /// audience claim as one string. The error is the reason to give.
+    pub fn audiences<'a>(&self, claims: &'a Map<String, Value>) -> Result<Vec<&'a str>, &'static str> {
+        let lacks = "The access token lacks a required claim";
         match claims.get(&self.audience_claim) {
-            Some(Value::String(one)) => vec![one.as_str()],
-            Some(Value::Array(many)) => many.iter().filter_map(Value::as_str).collect(),
-            _ => Vec::new(),
+            Some(Value::String(one)) => Ok(vec![one.as_str()]),
+            Some(value) if self.audience_claim == "aud" => {
+                let names = aud_names(value);
+                if names.is_empty() { Err(lacks) } else { Ok(names) }
+            }
+            Some(_) => Err("The access token audience claim is not a single string"),
+            None => Err(lacks),
         }
     }
 
-    /// The token's organization, if it names a well-formed one.
-    pub fn organization(&self, claims: &Map<String, Value>) -> Option<OrgId> {
-        if let Some(org) = &self.fixed_org {
-            return Some(org.clone());
+    /// The audiences a token names in `aud` besides the configured audience
+    /// claim (none when that claim is `aud` itself, or the token has no `aud`).
+    pub fn other_aud<'a>(&self, claims: &'a Map<String, Value>) -> Option<Vec<&'a str>> {
+        if self.audience_claim == "aud" {
+            return None;
         }
-        let text = match claims.get(&self.org_claim)? {
-            Value::String(s) => s.as_str(),
-            Value::Array(items) => match items.as_slice() {
-                [Value::String(s)] => s.as_str(),
-                _ => return None,
-            },
-            Value::Object(map) if map.len() == 1 => map.keys().next()?.as_str(),
-            _ => return None,
-        };
-        OrgId::parse(text)
+        claims.get("aud").map(aud_names)
+    }
+
+    /// Whether a token must say `token_use: access`: with Amazon Cognito's
+    /// audience claim, where an ID token of the same app client carries the
+    /// same `client_id` and must not open the API. (A `token_use` that says
+    /// anything else is refused under every configuration.)
+    pub fn requires_token_use(&self) -> bool {
+        self.audience_claim == "client_id"
+    }
+
+    /// The token's organization: the one it names in the organization claim,
+    /// well-formed; under `ORG_ID`, that organization when the token names
+    /// none or names it, and an error when it names any other (or names it
+    /// malformed). The error is the reason to give.
+    pub fn organization(&self, claims: &Map<String, Value>) -> Result<OrgId, &'static str> {
+        let invalid = "The access token names no valid organization";
+        let named = claims.get(&self.org_claim).map(|value| {
+            let text = match value {
+                Value::String(s) => Some(s.as_str()),
+                Value::Array(items) => match items.as_slice() {
+                    [Value::String(s)] => Some(s.as_str()),
+                    _ => None,
+                },
+                Value::Object(map) if map.len() == 1 => map.keys().next().map(String::as_str),
+                _ => None,
+            };
+            text.and_then(OrgId::parse)
+        });
+        match (&self.fixed_org, named) {
+            (Some(org), None) => Ok(org.clone()),
+            (Some(org), Some(Some(named))) if named == *org => Ok(named),
+            (Some(_), Some(Some(_))) => Err("The access token names another organization"),
+            (None, Some(Some(named))) => Ok(named),
+            (_, _) => Err(invalid),
+        }
     }
 
     /// The scopes the token grants, as this product names them.
@@ -92,6 +130,15 @@ impl ClaimRules {
     }
 }
 
+/// `aud` as a string or a list of strings (other entries are not names).
+fn aud_names(value: &Value) -> Vec<&str> {
+    match value {
+        Value::String(one) => vec![one.as_str()],
+        Value::Array(many) => many.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,14 +153,39 @@ mod tests {
     fn the_organization_is_read_from_the_configured_claim_in_any_of_its_shapes() {
         let rules = ClaimRules { org_claim: "organization".into(), ..ClaimRules::default() };
         for shape in [json!("acme"), json!(["acme"]), json!({"acme": {"id": "42"}})] {
-            assert_eq!(rules.organization(&claims(json!({"organization": shape}))), OrgId::parse("acme"), "{shape}");
+            assert_eq!(
+                rules.organization(&claims(json!({"organization": shape}))).ok(),
+                OrgId::parse("acme"),
+                "{shape}"
+            );
         }
         for bad in [json!(["a", "b"]), json!({}), json!(7), json!("a#b")] {
-            assert_eq!(rules.organization(&claims(json!({"organization": bad}))), None, "{bad}");
+            assert!(rules.organization(&claims(json!({"organization": bad}))).is_err(), "{bad}");
         }
-        assert_eq!(rules.organization(&claims(json!({"org_id": "acme"}))), None, "another claim");
+        assert!(rules.organization(&claims(json!({"org_id": "acme"}))).is_err(), "another claim");
+    }
+
+    #[test]
+    fn a_single_organization_deployment_takes_tokens_naming_it_or_none_and_refuses_any_other() {
         let fixed = ClaimRules { fixed_org: OrgId::parse("org_solo"), ..ClaimRules::default() };
-        assert_eq!(fixed.organization(&claims(json!({"org_id": "other"}))), OrgId::parse("org_solo"));
+        let org = |v: Value| fixed.organization(&claims(v));
+        assert_eq!(org(json!({"sub": "x"})).ok(), OrgId::parse("org_solo"), "no organization claim");
+        assert_eq!(org(json!({"org_id": "org_solo"})).ok(), OrgId::parse("org_solo"));
+        assert_eq!(org(json!({"org_id": ["org_solo"]})).ok(), OrgId::parse("org_solo"));
+        for other in [json!("org_other"), json!("evil_corp"), json!("a#b"), json!(null), json!(["org_solo", "x"])] {
+            assert!(org(json!({"org_id": other})).is_err(), "{other}");
+        }
+    }
+
+    #[test]
+    fn aud_may_be_a_list_but_another_audience_claim_is_one_string() {
+        let aud = ClaimRules::default();
+        assert_eq!(aud.audiences(&claims(json!({"aud": ["a", "b"]}))), Ok(vec!["a", "b"]));
+        assert!(aud.audiences(&claims(json!({"aud": []}))).is_err());
+        let cognito = ClaimRules { audience_claim: "client_id".into(), ..ClaimRules::default() };
+        assert_eq!(cognito.audiences(&claims(json!({"client_id": "c1"}))), Ok(vec!["c1"]));
+        assert!(cognito.audiences(&claims(json!({"client_id": ["c1"]}))).is_err());
+        assert!(cognito.audiences(&claims(json!({"aud": "c1"}))).is_err());
     }
 
     #[test]

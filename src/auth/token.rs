@@ -1,7 +1,10 @@
 //! JWT verification: the algorithm comes from the cached key (never from the
 //! token alone) and must be RS256, ES256 or EdDSA; then signature, `iss`,
-//! `aud` (string or array, normalised), `exp`/`nbf`/`iat` with a small leeway,
-//! and the claims this product needs (`sub`, `org_id`, `scope` or `scp`).
+//! the audience (`aud` as a string or array, normalised, or the provider's
+//! own claim — then an `aud` the token carries as well must name the same
+//! resource), `token_use` where the provider has it, `exp`/`nbf`/`iat` with a
+//! small leeway, and the claims this product needs (`sub`, the organization,
+//! `scope` or `scp`).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -9,6 +12,7 @@ use std::sync::Mutex;
 use jsonwebtoken::{Algorithm, Validation, decode, decode_header};
 use serde::Deserialize;
 
+use super::challenge::Resource;
 use super::claims::ClaimRules;
 use super::jwks::{JwksCache, JwksError};
 use super::{AuthError, Principal};
@@ -22,11 +26,12 @@ pub struct Verifier {
     issuer: String,
     pub jwks: JwksCache,
     rules: ClaimRules,
-    /// Tokens already verified, by `cache_key` of audience and token: a
+    /// Tokens already verified, by `cache_key` of resource and token: a
     /// client sends the same token with every request, and the signature
     /// check is most of a cheap request's CPU. Kept until the token expires,
-    /// at most `VERIFIED_SECS`, so a key the issuer retires stops vouching
-    /// soon after.
+    /// at most `VERIFIED_SECS`, and never past the time the issuer's keys are
+    /// due for a refresh (`JwksCache::fresh_for`), so a key the issuer
+    /// retires stops vouching within the keys' maximum age.
     verified: Mutex<HashMap<u128, Verified>>,
     /// The key of `cache_key`, drawn when the verifier is made.
     cache_secret: [u8; 16],
@@ -62,18 +67,20 @@ impl Verifier {
         Self { issuer, jwks, rules: ClaimRules::default(), verified: Mutex::new(HashMap::new()), cache_secret }
     }
 
-    /// The verified-token cache's key of (`audience`, `token`): SipHash-2-4
+    /// The verified-token cache's key of (`audience`, `uri`, `token`): SipHash-2-4
     /// with its 128-bit output, under a secret key of this verifier's. A
     /// keyed pseudorandom function: without the key no one can make a token
     /// that lands on another's entry, and the cache keeps no token (a memory
     /// dump shows no bearer credential). SHA-256, unkeyed, gave the same at
     /// eight times the cost — most of a cached check (`make profile`).
-    fn cache_key(&self, audience: &str, token: &str) -> u128 {
+    fn cache_key(&self, audience: &str, uri: &str, token: &str) -> u128 {
         use siphasher::sip128::Hasher128 as _;
         use std::hash::Hasher as _;
         let mut hasher = siphasher::sip128::SipHasher24::new_with_key(&self.cache_secret);
-        // An audience holds no NUL (it is a configured URI): the pair reads one way only.
+        // An audience or URI holds no NUL (they are configured): the triple reads one way only.
         hasher.write(audience.as_bytes());
+        hasher.write(&[0]);
+        hasher.write(uri.as_bytes());
         hasher.write(&[0]);
         hasher.write(token.as_bytes());
         hasher.finish128().as_u128()
@@ -88,27 +95,29 @@ impl Verifier {
         &self.issuer
     }
 
-    /// Verifies `token` for the resource whose canonical URI is `audience`
-    /// (or finds it verified within `VERIFIED_SECS` and not yet expired).
-    pub async fn verify(&self, token: &str, audience: &str) -> Result<Principal, AuthError> {
-        let key = self.cache_key(audience, token);
+    /// Verifies `token` for `resource`, the surface it was sent to (or finds
+    /// it verified within `VERIFIED_SECS`, not yet expired, and the keys not
+    /// yet due for a refresh).
+    pub async fn verify(&self, token: &str, resource: &Resource) -> Result<Principal, AuthError> {
+        let key = self.cache_key(&resource.audience, &resource.uri, token);
         let now = jsonwebtoken::get_current_timestamp();
         // A poisoned map only holds copies of verified principals: keep using it.
         let lock = || self.verified.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(hit) = lock().get(&key).filter(|v| v.until > now) {
             return Ok(hit.principal.clone());
         }
-        let (principal, exp) = self.verify_signed(token, audience).await?;
+        let (principal, exp) = self.verify_signed(token, resource).await?;
+        let keys_fresh = self.jwks.fresh_for().as_secs().min(VERIFIED_SECS);
         let mut verified = lock();
         if verified.len() >= MAX_VERIFIED {
             verified.clear();
         }
-        verified.insert(key, Verified { principal: principal.clone(), until: exp.min(now + VERIFIED_SECS) });
+        verified.insert(key, Verified { principal: principal.clone(), until: exp.min(now + keys_fresh) });
         Ok(principal)
     }
 
     /// The full check: signature against the issuer's key, then the claims.
-    async fn verify_signed(&self, token: &str, audience: &str) -> Result<(Principal, u64), AuthError> {
+    async fn verify_signed(&self, token: &str, resource: &Resource) -> Result<(Principal, u64), AuthError> {
         let header = decode_header(token).map_err(|_| AuthError::InvalidToken("The access token is malformed"))?;
         if !ALLOWED.contains(&header.alg) {
             return Err(AuthError::InvalidToken("The access token algorithm is not allowed"));
@@ -146,13 +155,25 @@ impl Verifier {
         if claims.iss != self.issuer {
             return Err(AuthError::InvalidToken("The access token issuer is not trusted"));
         }
-        let wanted = normalise(audience);
-        let audiences = self.rules.audiences(&claims.rest);
-        if audiences.is_empty() {
-            return Err(AuthError::InvalidToken("The access token lacks a required claim"));
-        }
+        let wanted = normalise(&resource.audience);
+        let not_ours = AuthError::InvalidToken("The access token is not meant for this resource");
+        let audiences = self.rules.audiences(&claims.rest).map_err(AuthError::InvalidToken)?;
         if !audiences.iter().any(|a| normalise(a) == wanted) {
-            return Err(AuthError::InvalidToken("The access token is not meant for this resource"));
+            return Err(not_ours);
+        }
+        // Under another audience claim (Cognito's `client_id`) a token may
+        // still name an API in `aud`: it must be this one (its audience or
+        // its URI), or the token was issued for another API.
+        if let Some(aud) = self.rules.other_aud(&claims.rest) {
+            let uri = normalise(&resource.uri);
+            if !aud.iter().map(|a| normalise(a)).any(|a| a == wanted || a == uri) {
+                return Err(not_ours);
+            }
+        }
+        match claims.rest.get("token_use") {
+            Some(serde_json::Value::String(used)) if used == "access" => {}
+            None if !self.rules.requires_token_use() => {}
+            _ => return Err(AuthError::InvalidToken("The access token is not an access token")),
         }
         if claims.iat.is_some_and(|iat| iat > jsonwebtoken::get_current_timestamp() + LEEWAY_SECS) {
             return Err(AuthError::InvalidToken("The access token was issued in the future"));
@@ -160,10 +181,7 @@ impl Verifier {
         if claims.sub.is_empty() {
             return Err(AuthError::InvalidToken("The access token has an empty subject"));
         }
-        let org = self
-            .rules
-            .organization(&claims.rest)
-            .ok_or(AuthError::InvalidToken("The access token names no valid organization"))?;
+        let org = self.rules.organization(&claims.rest).map_err(AuthError::InvalidToken)?;
         let scopes = self.rules.scopes(&claims.rest);
         Ok((Principal::new(claims.iss, claims.sub, org, scopes), claims.exp))
     }
@@ -201,12 +219,14 @@ mod tests {
     fn a_cached_token_is_found_only_for_its_audience_and_only_by_its_verifier() {
         let (one, other) = (verifier(), verifier());
         let (mcp, api, token) = ("https://inbox.example.com/mcp", "https://inbox.example.com/api/v1", "eyJ.eyJ.sig");
-        assert_eq!(one.cache_key(mcp, token), one.cache_key(mcp, token));
-        assert_ne!(one.cache_key(mcp, token), one.cache_key(api, token));
-        assert_ne!(one.cache_key(mcp, token), one.cache_key(mcp, "eyJ.eyJ.sif"));
+        assert_eq!(one.cache_key(mcp, mcp, token), one.cache_key(mcp, mcp, token));
+        assert_ne!(one.cache_key(mcp, mcp, token), one.cache_key(api, api, token));
+        // One client id as the audience of both surfaces still keys them apart.
+        assert_ne!(one.cache_key("c1", mcp, token), one.cache_key("c1", api, token));
+        assert_ne!(one.cache_key(mcp, mcp, token), one.cache_key(mcp, mcp, "eyJ.eyJ.sif"));
         // Where the audience ends and the token begins is part of the key.
-        assert_ne!(one.cache_key("https://a", "b.c.d"), one.cache_key("https://ab", ".c.d"));
+        assert_ne!(one.cache_key("https://a", "u", "b.c.d"), one.cache_key("https://ab", "u", ".c.d"));
         // Each verifier (container) has its own secret.
-        assert_ne!(one.cache_key(mcp, token), other.cache_key(mcp, token));
+        assert_ne!(one.cache_key(mcp, mcp, token), other.cache_key(mcp, mcp, token));
     }
 }

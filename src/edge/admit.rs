@@ -43,7 +43,7 @@ pub async fn authenticate(
     query: Option<&str>,
 ) -> Result<Principal, NotAdmitted> {
     let token = auth::bearer(headers, query).map_err(|e| NotAdmitted::Unauthenticated(resource.reject(&e)))?;
-    edge.verifier.verify(token, &resource.audience).await.map_err(|e| {
+    edge.verifier.verify(token, resource).await.map_err(|e| {
         // What this server expects, so a token minted for another run (another
         // port, another issuer) is recognised at a glance.
         tracing::info!(reason = %e, expected_issuer = edge.verifier.issuer(), expected_audience = %resource.audience, "token rejected");

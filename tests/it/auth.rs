@@ -12,27 +12,27 @@ use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
 
-fn now() -> u64 {
+pub(crate) fn now() -> u64 {
     jsonwebtoken::get_current_timestamp()
 }
 
 /// Claims of a valid MCP token for the demo admin; tests change one thing.
-fn claims() -> Value {
+pub(crate) fn claims() -> Value {
     json!({"iss": ISSUER, "sub": "usr_admin", "org_id": "org_demo", "aud": MCP_RESOURCE,
            "scope": ADMIN_SCOPES, "iat": now(), "exp": now() + 600})
 }
 
-fn with(mut base: Value, key: &str, value: Value) -> Value {
+pub(crate) fn with(mut base: Value, key: &str, value: Value) -> Value {
     base[key] = value;
     base
 }
 
-fn tools_list(h: &Harness) -> common::Req<'_> {
+pub(crate) fn tools_list(h: &Harness) -> common::Req<'_> {
     h.stateless(json!(1), "tools/list", json!({}))
 }
 
 /// The `WWW-Authenticate` parameters of a challenge.
-fn challenge(resp: &common::Resp) -> String {
+pub(crate) fn challenge(resp: &common::Resp) -> String {
     resp.header("www-authenticate").unwrap_or_else(|| panic!("no challenge; status {}", resp.status)).to_owned()
 }
 
@@ -332,13 +332,13 @@ async fn rest_api_metadata_names_the_api_audience() {
 
 // ---------------------------------------------------------------- algorithms and the JWKS cache
 
-fn jwk_for(key: &EncodingKey, alg: Algorithm, kid: &str) -> Value {
+pub(crate) fn jwk_for(key: &EncodingKey, alg: Algorithm, kid: &str) -> Value {
     let mut jwk = Jwk::from_encoding_key(key, alg).expect("jwk");
     jwk.common.key_id = Some(kid.into());
     serde_json::to_value(jwk).unwrap()
 }
 
-fn sign_with(key: &EncodingKey, alg: Algorithm, kid: &str, claims: &Value) -> String {
+pub(crate) fn sign_with(key: &EncodingKey, alg: Algorithm, kid: &str, claims: &Value) -> String {
     let mut header = Header::new(alg);
     header.kid = Some(kid.into());
     jsonwebtoken::encode(&header, claims, key).expect("sign")
@@ -348,7 +348,7 @@ fn rsa_key() -> EncodingKey {
     EncodingKey::from_rsa_pem(include_bytes!("fixtures/rsa-test-key.pem")).expect("rsa test key")
 }
 
-fn ec_key() -> EncodingKey {
+pub(crate) fn ec_key() -> EncodingKey {
     EncodingKey::from_ec_pem(include_bytes!("fixtures/ec-test-key.pem")).expect("ec test key")
 }
 

@@ -29,3 +29,4 @@ mod security;
 mod shards;
 mod tasks;
 mod tenancy_admin;
+mod token_verification;

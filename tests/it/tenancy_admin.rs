@@ -287,6 +287,8 @@ async fn amazon_cognito_client_id_custom_org_claim_and_resource_server_scopes() 
         c.auth.claims.org_claim = "custom:org_id".into();
         c.auth.claims.scope_prefix = "kobana-inbox/".into();
         c.auth.mcp_audience = Some("3n4b5urk1ft4fl3mg5e62d9ado".into());
+        // The REST API's own app client: a token of one does not open the other.
+        c.auth.api_audience = "7q1hd0m2k5c8s3v6x9z4b7n0fe".into();
     });
     reaches_a_tool(&h, json!({
         "iss": ISSUER, "sub": "usr_admin", "token_use": "access", "client_id": "3n4b5urk1ft4fl3mg5e62d9ado",
