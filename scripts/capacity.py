@@ -68,7 +68,8 @@ def pattern(key):
     parts = value.split("#")
     value = "#".join("{webhook}" if p.startswith("whk_") else p for p in parts)
     value = value.replace("#RL#usr_admin", "#RL#{person}").replace("#RL#svc_mailpipe", "#RL#{pipeline}")
-    if "#RL#" in value:
+    value = value.replace("#RLI#svc_mailpipe", "#RLI#{pipeline}")
+    if "#RL#" in value or "#RLI#" in value:
         # The counters of one budget (`store::rate_limit`): one row.
         head, _, last = value.rpartition("#")
         value = f"{head}#{{counter}}" if last.isdigit() else f"{value}#{{counter}}"
@@ -112,7 +113,7 @@ def tables():
         for k in m:
             m[k] += load[k]
     for p, load in sorted(merged.items()):
-        if "#RL#" in p:
+        if "#RL#" in p or "#RLI#" in p:
             # Bounded by the budget: one counter per 30,000 requests a minute.
             out.append(f"| {p} | {load['write']:.2f} | — | — | — | budget-bound | budget-bound |")
             continue

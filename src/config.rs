@@ -41,8 +41,8 @@ pub struct Config {
     pub store: StoreConfig,
     /// Requests per principal and workspace per minute; 0 disables the limit.
     pub rate_limit_per_minute: u32,
-    /// The budget of a token whose only scope is `emails:ingest` (a mail
-    /// pipeline): `INGEST_RATE_LIMIT_PER_MINUTE`, 0 for none.
+    /// The budget of a registered mail pipeline's ingestion (nothing else
+    /// spends it): `INGEST_RATE_LIMIT_PER_MINUTE`, 0 for none.
     pub ingest_rate_limit_per_minute: u32,
     /// Local development issuer (never on Lambda).
     pub dev_issuer: Option<DevIssuerConfig>,

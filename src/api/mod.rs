@@ -126,13 +126,29 @@ pub struct Route {
     pub op: Op,
     /// `{id}` of the path (`""` when the route has none).
     pub id: String,
-    /// `{sender}` of the path (`""` when the route has none).
+    /// The path's other parameter, `{sender}` or `{sub}` (`""` when the
+    /// route has none).
     pub sender: String,
+}
+
+/// The names of a path template's parameters, in order (`id`, `sender`, `sub`).
+pub fn path_parameters(template: &str) -> impl Iterator<Item = &str> {
+    template.split('/').filter_map(|part| part.strip_prefix('{')?.strip_suffix('}'))
 }
 
 impl Route {
     pub fn new(op: Op, id: impl Into<String>, sender: impl Into<String>) -> Route {
         Route { op, id: id.into(), sender: sender.into() }
+    }
+
+    /// Where the path parameter `name` of this route's template is kept:
+    /// `{id}` in `id`, the other one (`{sender}`, `{sub}`) in `sender`; none
+    /// when the template names no such parameter.
+    pub fn parameter_mut(&mut self, name: &str) -> Option<&mut String> {
+        if !path_parameters(self.op.template).any(|p| p == name) {
+            return None;
+        }
+        Some(if name == "id" { &mut self.id } else { &mut self.sender })
     }
 
     /// Matches a method and a percent-encoded path against the route table.
@@ -168,12 +184,12 @@ fn matches(template: &str, segments: &[String]) -> Option<(String, String)> {
     }
     let (mut id, mut sender) = (String::new(), String::new());
     for (part, segment) in parts.iter().zip(segments) {
-        match *part {
-            "{id}" => id.clone_from(segment),
+        match path_parameters(part).next() {
+            Some("id") => id.clone_from(segment),
             // The second parameter: an allowed sender, or a token subject.
-            "{sender}" | "{sub}" => sender.clone_from(segment),
-            literal if literal == segment => {}
-            _ => return None,
+            Some(_) => sender.clone_from(segment),
+            None if *part == segment => {}
+            None => return None,
         }
     }
     Some((id, sender))
@@ -358,6 +374,9 @@ mod tests {
             );
             assert_eq!((route.id.as_str(), route.sender.as_str()), (id, sender));
             assert_eq!(op.template.contains("{id}"), !op.id_of.is_empty(), "{} names its id", op.name);
+            // A route keeps `{id}` and one other parameter (`Route::sender`).
+            let others = path_parameters(op.template).filter(|p| *p != "id").count();
+            assert!(others <= 1 && path_parameters(op.template).all(|p| ["id", "sender", "sub"].contains(&p)));
             assert_eq!(
                 op.enqueues,
                 op.answers.iter().any(|(status, _)| *status == StatusCode::ACCEPTED),

@@ -1,16 +1,30 @@
 //! Admission, the same for both surfaces: the bearer token is verified for
 //! the resource it was sent to (the MCP endpoint or the REST API), then the
-//! request is counted against the caller's shared per-minute budget.
+//! request is counted against one of the caller's shared per-minute budgets.
 //!
-//! The budget is one DynamoDB counter per person (organization and subject)
-//! and minute, shared by every replica and by all the person's workspaces.
-//! It is keyed on nothing a request chooses: a made-up `X-Workspace-Id` on
-//! every call neither buys a fresh budget nor writes a new counter item. A write waits for its count before it runs (an
-//! over-budget write never happens). A read does not wait: its count runs
-//! concurrently with the work (`Counting`), and the answer carries the
-//! counter's decision when it is back in time, else this container's
-//! estimate from the last decision it saw for that budget. A budget this
-//! container knows to be spent refuses reads at once, without a round trip.
+//! Every request spends the person's budget (organization and subject),
+//! whatever its token's scopes, except one: the ingestion route called by a
+//! subject registered as the workspace's mail pipeline, which spends the
+//! pipeline's ingestion budget (`Budget::Ingestion`) instead. The caller
+//! says which (`edge::rest` knows the route and resolves the registration);
+//! the two have counters and memory of their own, so neither spends the other.
+//!
+//! A budget is one DynamoDB counter per subject and minute, shared by every
+//! replica and by all the person's workspaces. It is keyed on nothing a
+//! request chooses: a made-up `X-Workspace-Id` on every call neither buys a
+//! fresh budget nor writes a new counter item. A write waits for its count
+//! before it runs (an over-budget write never happens). A read does not wait:
+//! its count runs concurrently with the work (`Counting`), and the answer
+//! carries the counter's decision when it is back in time, else this
+//! container's estimate from the last decision it saw for that budget.
+//!
+//! A container refuses at once, without a round trip, a request of a budget
+//! it knows to be spent in this window: the counter said so, or the container
+//! itself admitted the whole budget in this window (each admitted request
+//! is counted, so the counter is past the budget too). The second rule is
+//! what bounds concurrent reads, which do not wait for their counts: a burst
+//! of reads into one container is admitted up to the budget, not beyond.
+//! Both are checked under the memory's lock, held for no await.
 //! When the counter cannot be updated, requests are admitted (availability
 //! over strictness) and the failure is logged.
 
@@ -23,7 +37,7 @@ use tokio::task::JoinHandle;
 use super::Edge;
 use crate::auth::challenge::{Challenge, Resource};
 use crate::auth::{self, Principal};
-use crate::store::rate_limit::{RateDecision, WINDOW_SECS};
+use crate::store::rate_limit::{Budget, RateDecision, WINDOW_SECS};
 use crate::store::{Store, StoreError};
 
 /// Why a request was not admitted.
@@ -51,21 +65,25 @@ pub async fn authenticate(
     })
 }
 
-/// The shared budget, and what this container last learned of each budget.
+/// The shared budgets, and what this container last learned of each budget.
 pub struct RateLimiter {
     per_minute: u32,
-    /// The budget of a mail pipeline's token (its only scope `emails:ingest`).
+    /// The budget of a registered mail pipeline's ingestion.
     ingest_per_minute: u32,
     store: Store,
     seen: Arc<Mutex<HashMap<String, Seen>>>,
 }
 
-/// The last decision seen for one budget, in its window.
+/// What this container knows of one budget, in its window.
 #[derive(Debug, Clone, Copy)]
 struct Seen {
     window: u64,
+    /// From the last decision of the counter (an estimate past it).
     remaining: u32,
+    /// The last decision of the counter refused.
     exhausted: bool,
+    /// Requests this container admitted in the window.
+    admitted: u32,
 }
 
 /// Most budgets remembered per container; past it the memory starts over.
@@ -85,32 +103,40 @@ impl RateLimiter {
         RateLimiter { per_minute, ingest_per_minute: per_minute, store, seen: Arc::new(Mutex::new(HashMap::new())) }
     }
 
-    /// A mail pipeline's budget of its own: its volume is the workspace's
+    /// A mail pipeline's ingestion budget: its volume is the workspace's
     /// mail, not a person's clicks (0: not limited).
     pub fn with_ingest_budget(mut self, per_minute: u32) -> RateLimiter {
         self.ingest_per_minute = per_minute;
         self
     }
 
-    /// The budget of `principal`'s requests per minute (0: not limited).
-    fn budget_of(&self, principal: &Principal) -> u32 {
-        let only_ingest = principal.scopes.iter().eq([crate::domain::Scope::EmailsIngest]);
-        if only_ingest { self.ingest_per_minute } else { self.per_minute }
+    /// The requests per minute of `budget` (0: not limited).
+    fn per_minute(&self, budget: Budget) -> u32 {
+        match budget {
+            Budget::Person => self.per_minute,
+            Budget::Ingestion => self.ingest_per_minute,
+        }
     }
 
     /// Counts a write: waits for the shared counter.
-    pub async fn admit_write(&self, principal: &Principal) -> Result<Vec<(&'static str, String)>, NotAdmitted> {
-        let per_minute = self.budget_of(principal);
+    pub async fn admit_write(
+        &self,
+        principal: &Principal,
+        budget: Budget,
+    ) -> Result<Vec<(&'static str, String)>, NotAdmitted> {
+        let per_minute = self.per_minute(budget);
         if per_minute == 0 {
             return Ok(Vec::new());
         }
-        let key = budget(principal);
+        let key = memory_key(principal, budget);
         let now = crate::sys::unix_now();
+        refuse_if_spent(&self.seen, &key, per_minute, now, false)?;
         // Boxed: the counter's update is a table write whose future is
         // kilobytes; inline, it would size every request's future, reads too.
-        match Box::pin(self.store.hit_rate_limit(&principal.org, &principal.sub, per_minute, now)).await {
+        let counted = Box::pin(self.store.hit_rate_limit(&principal.org, &principal.sub, budget, per_minute, now));
+        match counted.await {
             Ok(decision) => {
-                remember(&self.seen, &key, now, &decision);
+                remember(&self.seen, &key, now, &decision, decision.allowed);
                 verdict(&decision)
             }
             Err(error) => {
@@ -122,31 +148,25 @@ impl RateLimiter {
 
     /// Starts counting a read without waiting for it; refuses at once a
     /// budget this container already knows to be spent in this window.
-    pub fn admit_read(&self, principal: &Principal) -> Result<Option<Counting>, NotAdmitted> {
-        let per_minute = self.budget_of(principal);
+    pub fn admit_read(&self, principal: &Principal, budget: Budget) -> Result<Option<Counting>, NotAdmitted> {
+        let per_minute = self.per_minute(budget);
         if per_minute == 0 {
             return Ok(None);
         }
-        let key = budget(principal);
+        let key = memory_key(principal, budget);
         let now = crate::sys::unix_now();
-        let window = now - now % WINDOW_SECS;
-        let known = lock(&self.seen).get(&key).copied().filter(|s| s.window == window);
-        if known.is_some_and(|s| s.exhausted) {
-            let decision = RateDecision {
-                allowed: false,
-                limit: per_minute,
-                remaining: 0,
-                reset_secs: window + WINDOW_SECS - now,
-            };
-            verdict(&decision)?;
-        }
+        // Admitted here, before its count is back: the local tally is what
+        // stops a burst of reads that all start before any count lands.
+        refuse_if_spent(&self.seen, &key, per_minute, now, true)?;
         let (store, org, sub, limit) = (self.store.clone(), principal.org.clone(), principal.sub.clone(), per_minute);
         // The counter's call is this request's, made by a task of its own
         // (the read does not wait for it): counted on the request's line
         // here, where the task cannot, and the task's lines name the request.
         crate::store::count_round_trip();
         let task =
-            crate::telemetry::spawn_in_request(async move { store.hit_rate_limit(&org, &sub, limit, now).await });
+            crate::telemetry::spawn_in_request(
+                async move { store.hit_rate_limit(&org, &sub, budget, limit, now).await },
+            );
         Ok(Some(Counting { key, limit, now, task: Some(task), seen: Arc::clone(&self.seen) }))
     }
 }
@@ -161,7 +181,7 @@ impl Counting {
             // A finished task's output is ready: this does not wait.
             return match futures_util::FutureExt::now_or_never(task) {
                 Some(Ok(Ok(decision))) => {
-                    remember(&self.seen, &self.key, self.now, &decision);
+                    remember(&self.seen, &self.key, self.now, &decision, false);
                     verdict(&decision)
                 }
                 Some(Ok(Err(error))) => {
@@ -175,7 +195,7 @@ impl Counting {
             let (seen, key, now) = (Arc::clone(&self.seen), self.key.clone(), self.now);
             crate::telemetry::spawn_in_request(async move {
                 match task.await {
-                    Ok(Ok(decision)) => remember(&seen, &key, now, &decision),
+                    Ok(Ok(decision)) => remember(&seen, &key, now, &decision, false),
                     Ok(Err(error)) => tracing::error!(%error, "rate-limit counter unavailable; the read was admitted"),
                     Err(_) => {}
                 }
@@ -193,9 +213,14 @@ impl Counting {
     }
 }
 
-/// The budget's key in this container's memory: the person.
-fn budget(principal: &Principal) -> String {
-    format!("{}\u{0}{}", principal.org, principal.sub)
+/// A budget's key in this container's memory: which budget, and whose.
+/// A subject's two budgets are remembered apart.
+fn memory_key(principal: &Principal, budget: Budget) -> String {
+    let kind = match budget {
+        Budget::Person => 'P',
+        Budget::Ingestion => 'I',
+    };
+    format!("{kind}\u{0}{}\u{0}{}", principal.org, principal.sub)
 }
 
 fn lock(seen: &Mutex<HashMap<String, Seen>>) -> std::sync::MutexGuard<'_, HashMap<String, Seen>> {
@@ -203,13 +228,62 @@ fn lock(seen: &Mutex<HashMap<String, Seen>>) -> std::sync::MutexGuard<'_, HashMa
     seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn remember(seen: &Mutex<HashMap<String, Seen>>, key: &str, now: u64, decision: &RateDecision) {
-    let mut map = lock(seen);
+/// What this container knows of `key` in the window containing `now`: a
+/// fresh entry when it knew nothing of this window yet.
+fn entry<'m>(map: &'m mut HashMap<String, Seen>, key: &str, now: u64, limit: u32) -> &'m mut Seen {
+    let window = now - now % WINDOW_SECS;
     if map.len() >= MAX_SEEN && !map.contains_key(key) {
         map.clear();
     }
+    let fresh = Seen { window, remaining: limit, exhausted: false, admitted: 0 };
+    let seen = map.entry(key.to_owned()).or_insert(fresh);
+    if seen.window < window {
+        *seen = fresh;
+    }
+    seen
+}
+
+/// Refuses at once when this container knows the budget spent in this
+/// window (the counter refused, or it admitted `limit` requests itself);
+/// else, when `admit`, takes this request into the container's tally.
+fn refuse_if_spent(
+    seen: &Mutex<HashMap<String, Seen>>,
+    key: &str,
+    limit: u32,
+    now: u64,
+    admit: bool,
+) -> Result<(), NotAdmitted> {
     let window = now - now % WINDOW_SECS;
-    map.insert(key.to_owned(), Seen { window, remaining: decision.remaining, exhausted: !decision.allowed });
+    let spent = {
+        let mut map = lock(seen);
+        let known = entry(&mut map, key, now, limit);
+        let spent = known.window == window && (known.exhausted || known.admitted >= limit);
+        if admit && !spent {
+            known.admitted = known.admitted.saturating_add(1);
+        }
+        spent
+    };
+    if spent {
+        verdict(&RateDecision { allowed: false, limit, remaining: 0, reset_secs: window + WINDOW_SECS - now })?;
+    }
+    Ok(())
+}
+
+/// Keeps the counter's decision for its window (an older window's, landing
+/// late, is dropped); `admitted`: the request it decided is admitted and not
+/// yet in the tally (a write's, taken once its count allowed it).
+fn remember(seen: &Mutex<HashMap<String, Seen>>, key: &str, now: u64, decision: &RateDecision, admitted: bool) {
+    let window = now - now % WINDOW_SECS;
+    let mut map = lock(seen);
+    let known = entry(&mut map, key, now, decision.limit);
+    if known.window != window {
+        return;
+    }
+    known.remaining = decision.remaining;
+    known.exhausted = !decision.allowed;
+    if admitted {
+        known.admitted = known.admitted.saturating_add(1);
+    }
 }
 
 fn verdict(decision: &RateDecision) -> Result<Vec<(&'static str, String)>, NotAdmitted> {

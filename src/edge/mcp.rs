@@ -12,6 +12,9 @@ use super::gate::{self, MAX_BODY_BYTES};
 use crate::mcp::era::ProtocolVersion;
 use crate::mcp::jsonrpc::RpcError;
 use crate::mcp::{McpReply, Prepared, Trace};
+// Every MCP request spends the person's budget: the ingestion route, the
+// only one with a budget of its own, has no tool.
+use crate::store::rate_limit::Budget;
 
 /// One POST to the MCP endpoint.
 pub struct McpRequest<'a> {
@@ -55,7 +58,7 @@ pub async fn handle(edge: &Edge, request: &McpRequest<'_>, trace: &mut Trace) ->
         let request = match &prepared {
             Prepared::Notification(version) => {
                 // Nothing runs: count without waiting.
-                return match edge.limiter.admit_read(&principal).and_then(finish) {
+                return match edge.limiter.admit_read(&principal, Budget::Person).and_then(finish) {
                     Ok(rate) => McpReply::accepted(*version).with_headers(&rate),
                     Err(refused) => not_admitted(None, *version, refused),
                 };
@@ -64,13 +67,13 @@ pub async fn handle(edge: &Edge, request: &McpRequest<'_>, trace: &mut Trace) ->
         };
         if edge.mcp.changes_state(request) {
             // A write is counted before it runs.
-            let rate = match edge.limiter.admit_write(&principal).await {
+            let rate = match edge.limiter.admit_write(&principal, Budget::Person).await {
                 Ok(rate) => rate,
                 Err(refused) => return not_admitted(id, version, refused),
             };
             edge.mcp.answer(&edge.api, request, path, headers, &principal, trace).await.with_headers(&rate)
         } else {
-            let counting = match edge.limiter.admit_read(&principal) {
+            let counting = match edge.limiter.admit_read(&principal, Budget::Person) {
                 Ok(counting) => counting,
                 Err(refused) => return not_admitted(id, version, refused),
             };

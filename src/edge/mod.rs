@@ -22,6 +22,7 @@ use crate::api::Services;
 use crate::auth::Verifier;
 use crate::auth::challenge::Resource;
 use crate::mcp::era::ProtocolVersion;
+use crate::mcp::narrow::is_mcp_path;
 use crate::mcp::{McpReply, McpServer, ReplyBody, Trace};
 use mcp::McpRequest;
 use rest::RestRequest;
@@ -133,8 +134,7 @@ async fn route(edge: &Edge, req: Request, request_id: &str) -> (Response<Body>, 
     let path = if raw.is_empty() { req.uri().path().to_owned() } else { raw.to_owned() };
     let logged = loggable(&path);
     crate::telemetry::note(|line| line.path = Some(logged));
-    // `/mcp` and its narrowing path forms (`/mcp/readonly`, `/mcp/x/{toolsets}`).
-    let is_mcp = path == "/mcp" || path == "/mcp/readonly" || path.starts_with("/mcp/x/");
+    let is_mcp = is_mcp_path(&path);
     let endpoint = if is_mcp { Endpoint::Mcp } else { Endpoint::Other };
     let refused = if is_mcp {
         Label { surface: "mcp", operation: "refused" }
@@ -308,10 +308,10 @@ fn gate_refusal(status: StatusCode, code: &str, message: &str, endpoint: Endpoin
 
 /// A request whose body could not be read whole (the local port only: API
 /// Gateway hands over complete bodies). It is refused before any handler
-/// runs: on `/mcp` as a JSON-RPC error with a null id, elsewhere in the API's
-/// error shape.
+/// runs: on the MCP endpoint (any of its paths) as a JSON-RPC error with a
+/// null id, elsewhere in the API's error shape.
 pub(crate) fn unreadable_body(path: &str, status: StatusCode, message: &str) -> Response<Body> {
-    if path == "/mcp" {
+    if is_mcp_path(path) {
         let code = if status == StatusCode::BAD_REQUEST { -32700 } else { -32600 };
         let mut response =
             json_response(status, &json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}}));

@@ -14,11 +14,13 @@ use super::gate;
 use crate::api::audit::Origin;
 use crate::api::error::ApiError;
 use crate::api::idempotency::idempotent;
-use crate::api::tenancy;
+use crate::api::tenancy::{self, TenancyError, Tenant};
 use crate::api::{ApiRequest, ApiResponse, Input, Needs, Route, authorize, dispatch};
 use crate::auth::Principal;
+use crate::domain::Scope;
 use crate::domain::records::Surface;
 use crate::mcp::jsonrpc::RETRY_AFTER_SECS;
+use crate::store::rate_limit::Budget;
 
 /// What the HTTP layer sends back.
 #[derive(Debug)]
@@ -56,13 +58,29 @@ pub async fn handle(edge: &Edge, req: &RestRequest<'_>) -> RestReply {
 
 /// Admission, then the call. A write is counted against the budget before
 /// it runs; a read's count runs alongside it (see `admit`).
+///
+/// The budget is the person's, except for the ingestion route called by a
+/// subject registered as the workspace's mail pipeline: its registration is
+/// resolved first (the reads that route always makes, so nothing is added
+/// to any request), and a registered call spends the pipeline's ingestion
+/// budget; an unregistered one the person's, like everything else.
 async fn admitted(edge: &Edge, req: &RestRequest<'_>) -> RestReply {
     let principal = match authenticate(edge, &edge.api_resource, req.headers, req.query).await {
         Ok(principal) => principal,
         Err(refused) => return not_admitted(refused),
     };
+    let pipeline = match req.route.as_ref().map(|route| route.op.needs) {
+        Some(Needs::Scope(scope @ Scope::EmailsIngest)) if principal.has(scope) => {
+            let header = req.headers.get(tenancy::HEADER).and_then(|v| v.to_str().ok());
+            // Boxed, as it always reads the table: its future would
+            // otherwise size every request's.
+            Some(Box::pin(edge.api.resolve_pipeline(&principal, header)).await)
+        }
+        _ => None,
+    };
+    let budget = if matches!(pipeline, Some(Ok(_))) { Budget::Ingestion } else { Budget::Person };
     let run = async {
-        match authenticated(edge, req, &principal).await {
+        match authenticated(edge, req, &principal, pipeline).await {
             Ok(response) => {
                 let headers = response.location.map(|l| ("location", l)).into_iter().collect();
                 RestReply { status: response.status, body: response.body, headers }
@@ -71,7 +89,7 @@ async fn admitted(edge: &Edge, req: &RestRequest<'_>) -> RestReply {
         }
     };
     let (mut reply, rate) = if req.method == "GET" {
-        let counting = match edge.limiter.admit_read(&principal) {
+        let counting = match edge.limiter.admit_read(&principal, budget) {
             Ok(counting) => counting,
             Err(refused) => return not_admitted(refused),
         };
@@ -81,7 +99,7 @@ async fn admitted(edge: &Edge, req: &RestRequest<'_>) -> RestReply {
             Err(refused) => return not_admitted(refused),
         }
     } else {
-        match edge.limiter.admit_write(&principal).await {
+        match edge.limiter.admit_write(&principal, budget).await {
             Ok(rate) => (run.await, rate),
             Err(refused) => return not_admitted(refused),
         }
@@ -118,7 +136,14 @@ fn error_reply(edge: &Edge, error: ApiError) -> RestReply {
     RestReply { status: error.status(), body: error.body(), headers }
 }
 
-async fn authenticated(edge: &Edge, req: &RestRequest<'_>, principal: &Principal) -> Result<ApiResponse, ApiError> {
+/// The call, once admitted. `pipeline`: the machine route's workspace when
+/// admission already resolved it.
+async fn authenticated(
+    edge: &Edge,
+    req: &RestRequest<'_>,
+    principal: &Principal,
+    pipeline: Option<Result<Tenant, TenancyError>>,
+) -> Result<ApiResponse, ApiError> {
     let parsed;
     let route = match &req.route {
         Some(route) => route,
@@ -144,10 +169,14 @@ async fn authenticated(edge: &Edge, req: &RestRequest<'_>, principal: &Principal
             return Err(ApiError::InsufficientScope { scopes: vec![scope] });
         }
         // A route for a machine client (the ingestion pipeline): no
-        // membership, no role: its registration.
+        // membership, no role: its registration (resolved at admission,
+        // which needs it to pick the budget).
         // Boxed, as the two resolutions that always read the table: their
         // futures would otherwise size every request's.
-        Needs::Scope(_) => Box::pin(edge.api.resolve_pipeline(principal, header)).await?,
+        Needs::Scope(_) => match pipeline {
+            Some(resolved) => resolved?,
+            None => Box::pin(edge.api.resolve_pipeline(principal, header)).await?,
+        },
         // Organization administration: the organization itself.
         Needs::Org(_) => Box::pin(edge.api.resolve_org_admin(principal)).await?,
         Needs::Role(..) | Needs::Handler { .. } | Needs::Job { .. } => edge.api.resolve(principal, header).await?,

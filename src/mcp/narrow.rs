@@ -63,22 +63,28 @@ fn toolsets(list: &str, header: &str) -> Result<u8, RpcError> {
     Ok(bits)
 }
 
+/// Whether `path` is the MCP endpoint: `/mcp` or one of its narrowing
+/// forms (`/mcp/readonly`, `/mcp/x/{toolsets}`, whatever the list). The one
+/// place that says so: the edge routes by it and answers an MCP path's
+/// refusals (the gate's, an unreadable body's) in the MCP shape by it.
+pub fn is_mcp_path(path: &str) -> bool {
+    path == "/mcp" || path == "/mcp/readonly" || path.starts_with("/mcp/x/")
+}
+
 impl Narrowing {
     /// From the endpoint's path (`/mcp`, `/mcp/readonly`, `/mcp/x/{toolsets}`)
     /// and the request headers.
     pub fn read(path: &str, headers: &HeaderMap) -> Result<Narrowing, RpcError> {
         let mut narrowing = Narrowing::default();
-        match path.strip_prefix("/mcp") {
-            Some("") => {}
-            Some("/readonly") => narrowing.readonly = true,
-            Some(rest) => match rest.strip_prefix("/x/") {
-                Some(list) => {
-                    let list = percent_encoding::percent_decode_str(list).decode_utf8_lossy();
-                    narrowing.toolsets &= toolsets(&list, "path")?;
-                }
-                None => return Err(bad("path", format!("No MCP endpoint at {path}"))),
-            },
-            None => return Err(bad("path", format!("No MCP endpoint at {path}"))),
+        if !is_mcp_path(path) {
+            return Err(bad("path", format!("No MCP endpoint at {path}")));
+        }
+        if path == "/mcp/readonly" {
+            narrowing.readonly = true;
+        }
+        if let Some(list) = path.strip_prefix("/mcp/x/") {
+            let list = percent_encoding::percent_decode_str(list).decode_utf8_lossy();
+            narrowing.toolsets &= toolsets(&list, "path")?;
         }
         match Header::read(headers, H_READONLY) {
             Header::Absent => {}

@@ -198,7 +198,7 @@ impl Tools {
         // Stage K: the REST handler, in-process. A job it enqueued is a task
         // for a client that declared the tasks extension on this request
         // (after the confirmation above: the task exists only once it runs).
-        let (route, rest) = request_parts(&tool.row, args);
+        let (route, rest) = request_parts(tool.row.op, args);
         match api::dispatch(&ctx, permit, &Input::tool(&route, &rest)).await {
             Ok(response) if call.client.tasks && tool.row.op.enqueues() && response.status == 202 => {
                 Ok(match tasks::created(&response) {
@@ -215,8 +215,6 @@ impl Tools {
     }
 }
 
-/// The operation's route (the arguments named like its path parameters, as
-/// they are: never parsed as a path) and the rest of the arguments.
 /// A `tools/call`'s tool name and arguments (an absent `arguments` is none),
 /// or the -32602 of a malformed one: every catalogue reads them this way.
 pub(crate) fn name_and_arguments(params: &Map<String, Value>) -> Result<(&str, Map<String, Value>), RpcError> {
@@ -231,16 +229,18 @@ pub(crate) fn name_and_arguments(params: &Map<String, Value>) -> Result<(&str, M
     Ok((name, args))
 }
 
-fn request_parts(row: &ToolRow, args: Map<String, Value>) -> (Route, Map<String, Value>) {
-    let template = row.op.template;
+/// The operation's route (the arguments named like its path parameters, as
+/// they are: never parsed as a path) and the rest of the arguments.
+fn request_parts(op: api::Op, args: Map<String, Value>) -> (Route, Map<String, Value>) {
     let text = |value: &Value| value.as_str().map_or_else(|| value.to_string(), str::to_owned);
-    let mut route = Route::new(row.op, "", "");
+    let mut route = Route::new(op, "", "");
     let mut rest = Map::new();
     for (name, value) in args {
-        match name.as_str() {
-            "id" if template.contains("{id}") => route.id = text(&value),
-            "sender" if template.contains("{sender}") => route.sender = text(&value),
-            _ => {
+        // Every parameter the route's template names goes into the path,
+        // whichever it is; the other arguments stay arguments.
+        match route.parameter_mut(&name) {
+            Some(slot) => *slot = text(&value),
+            None => {
                 rest.insert(name, value);
             }
         }
@@ -302,12 +302,28 @@ mod tests {
         let tools = Tools::new();
         let row = &tools.find("inbox_senders_remove").unwrap().row;
         let args = json!({"id": "../x", "sender": "@acme.com/a"}).as_object().cloned().unwrap();
-        let (route, rest) = request_parts(row, args);
+        let (route, rest) = request_parts(row.op, args);
         assert_eq!(route, Route::new(&api::senders::REMOVE, "../x", "@acme.com/a"));
         assert!(rest.is_empty());
         let row = &tools.find("emails_list").unwrap().row;
         let args = json!({"status": "failed", "limit": 5}).as_object().cloned().unwrap();
-        let (route, rest) = request_parts(row, args.clone());
+        let (route, rest) = request_parts(row.op, args.clone());
         assert_eq!((route.id.as_str(), rest), ("", args));
+    }
+
+    /// A route with `{sub}` (`PUT /org/workspaces/{id}/members/{sub}`): the
+    /// subject goes into the path, as validated, never into the body; a
+    /// `sender` argument, which that route does not name, stays an argument.
+    #[test]
+    fn every_parameter_the_route_names_goes_into_the_path_sub_included() {
+        let args = json!({"id": "ws_main", "sub": "usr_new", "role": "viewer", "sender": "a@b.example"});
+        let (route, rest) = request_parts(&api::org::MEMBER_SET, args.as_object().cloned().unwrap());
+        assert_eq!(route, Route::new(&api::org::MEMBER_SET, "ws_main", "usr_new"));
+        assert_eq!(Value::Object(rest), json!({"role": "viewer", "sender": "a@b.example"}));
+        // And the other way round: `sub` is an argument where the route has no `{sub}`.
+        let args = json!({"id": "inb_1", "sender": "@acme.com", "sub": "usr_x"});
+        let (route, rest) = request_parts(&api::senders::REMOVE, args.as_object().cloned().unwrap());
+        assert_eq!(route, Route::new(&api::senders::REMOVE, "inb_1", "@acme.com"));
+        assert_eq!(Value::Object(rest), json!({"sub": "usr_x"}));
     }
 }

@@ -21,6 +21,7 @@
 //! administration lists read: `MEMBER#` and `PIPELINE#` in the workspace's
 //! partition, `ORGADMIN#` in the organization's).
 //! | rate-limit window (one per person and minute) | `T#{org}#RL#{sub}` | `W#{window start, unix seconds}` |
+//! | rate-limit window of a registered mail pipeline's ingestion (one per pipeline and minute) | `T#{org}#RLI#{sub}` | `W#{window start, unix seconds}` |
 //!
 //! Everything a workspace owns lives in its partition `T#{org}#W#{ws}` —
 //! its write-heavy records in one of its write shards (`crate::domain::shards`):
@@ -142,10 +143,17 @@ pub fn rate_pk(org: &OrgId, sub: &str) -> String {
     format!("T#{org}#RL#{}", escape(sub))
 }
 
-/// Counter `counter` of a principal's windows: counter 0 is `rate_pk`, the
-/// others keys of their own (`store::rate_limit`: a big budget is split).
-pub fn rate_counter_pk(org: &OrgId, sub: &str, counter: u32) -> String {
-    if counter == 0 { rate_pk(org, sub) } else { format!("{}#{counter}", rate_pk(org, sub)) }
+/// A registered mail pipeline's ingestion windows: a budget of its own, on
+/// keys apart from the same subject's person budget (`rate_pk`).
+pub fn ingestion_rate_pk(org: &OrgId, sub: &str) -> String {
+    format!("T#{org}#RLI#{}", escape(sub))
+}
+
+/// Counter `counter` of a budget's windows (`pk`: `rate_pk` or
+/// `ingestion_rate_pk`): counter 0 is `pk` itself, the others keys of their
+/// own (`store::rate_limit`: a big budget is split).
+pub fn rate_counter_pk(pk: String, counter: u32) -> String {
+    if counter == 0 { pk } else { format!("{pk}#{counter}") }
 }
 
 pub fn rate_sk(window_start: u64) -> String {
@@ -247,5 +255,17 @@ mod tests {
         let org = OrgId::parse("org_a").unwrap();
         assert_eq!(member_pk(&org, "x#WS#y"), "T#org_a#U#x%23WS%23y");
         assert_ne!(member_pk(&org, "a%23b"), member_pk(&org, "a#b"));
+    }
+
+    #[test]
+    fn a_pipelines_ingestion_budget_and_its_person_budget_never_share_a_key() {
+        let org = OrgId::parse("org_a").unwrap();
+        let (person, ingestion) = (rate_pk(&org, "svc_pipe"), ingestion_rate_pk(&org, "svc_pipe"));
+        assert_eq!((person.as_str(), ingestion.as_str()), ("T#org_a#RL#svc_pipe", "T#org_a#RLI#svc_pipe"));
+        for counter in 0..4 {
+            assert_ne!(rate_counter_pk(person.clone(), counter), rate_counter_pk(ingestion.clone(), counter));
+        }
+        // A subject cannot name its way into the other budget's key.
+        assert_ne!(rate_pk(&org, "x#RLI#svc_pipe"), ingestion);
     }
 }

@@ -6,6 +6,10 @@
 //! bigger budget (a mail pipeline's) is split over several counters, each
 //! on a key of its own and allowing its share; a request counts on one of
 //! them at random. People's budgets (hundreds a minute) have one counter.
+//!
+//! A subject has two budgets on keys apart (`Budget`): a person's, which
+//! every request spends, and a registered mail pipeline's ingestion, which
+//! only that route spends: neither spends the other.
 
 use super::keys::{self, PK, SK, TTL};
 use super::{Store, StoreError, n, s};
@@ -23,15 +27,37 @@ pub struct RateDecision {
 
 pub const WINDOW_SECS: u64 = 60;
 
+/// Which of a subject's budgets a request spends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Budget {
+    /// The person's: every request but a registered pipeline's ingestion,
+    /// whatever the token's scopes.
+    Person,
+    /// A registered mail pipeline's ingestion (`POST /inboxes/{id}/emails`
+    /// by a subject registered for the workspace), and nothing else.
+    Ingestion,
+}
+
+impl Budget {
+    /// The budget's first counter key (`keys::rate_counter_pk` adds the others).
+    fn pk(self, org: &OrgId, sub: &str) -> String {
+        match self {
+            Budget::Person => keys::rate_pk(org, sub),
+            Budget::Ingestion => keys::ingestion_rate_pk(org, sub),
+        }
+    }
+}
+
 /// The most requests a minute one counter admits (half a key's write limit).
 pub const PER_COUNTER: u32 = 30_000;
 
 impl Store {
-    /// Counts a request of person (org, sub) in the window containing `now`.
+    /// Counts a request of (org, sub) on `budget` in the window containing `now`.
     pub async fn hit_rate_limit(
         &self,
         org: &OrgId,
         sub: &str,
+        budget: Budget,
         limit: u32,
         now: u64,
     ) -> Result<RateDecision, StoreError> {
@@ -44,7 +70,7 @@ impl Store {
             .client()
             .update_item()
             .table_name(self.table())
-            .key(PK, s(keys::rate_counter_pk(org, sub, counter)))
+            .key(PK, s(keys::rate_counter_pk(budget.pk(org, sub), counter)))
             .key(SK, s(keys::rate_sk(window)))
             .update_expression("ADD #c :one SET #e = :exp")
             .condition_expression("attribute_not_exists(#c) OR #c < :limit")

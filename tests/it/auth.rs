@@ -603,6 +603,158 @@ async fn rate_limit_zero_disables_the_limit_and_its_headers() {
     assert!(resp.header("x-ratelimit-limit").is_none());
 }
 
+/// Waits for the next minute when fewer than `needed` seconds are left in
+/// this one, so the requests that follow share one window.
+async fn early_in_a_window(needed: u64) {
+    let second = jsonwebtoken::get_current_timestamp() % 60;
+    if second + needed > 60 {
+        tokio::time::sleep(Duration::from_secs(61 - second)).await;
+    }
+}
+
+/// The headers every 429 of the rate limit carries.
+#[track_caller]
+fn assert_rate_limited(resp: &common::Resp, limit: &str) {
+    assert_eq!(resp.status, 429, "{}", String::from_utf8_lossy(&resp.body));
+    assert_eq!(resp.header("x-ratelimit-limit"), Some(limit));
+    assert_eq!(resp.header("x-ratelimit-remaining"), Some("0"));
+    let reset: u64 = resp.header("x-ratelimit-reset").unwrap().parse().unwrap();
+    let retry: u64 = resp.header("retry-after").unwrap().parse().unwrap();
+    assert!(reset <= 60 && (1..=60).contains(&retry), "reset {reset}, retry {retry}");
+}
+
+/// The count of each rate-limit counter item of `sub` in org_demo, by key.
+async fn counters_of(h: &Harness, sub: &str) -> std::collections::BTreeMap<String, u64> {
+    let items = common::dynamodb_client()
+        .scan()
+        .table_name(&h.table)
+        .filter_expression("begins_with(pk, :rl)")
+        .expression_attribute_values(":rl", aws_sdk_dynamodb::types::AttributeValue::S("T#org_demo#RL".into()))
+        .send()
+        .await
+        .unwrap()
+        .items
+        .unwrap_or_default();
+    let value = |item: &std::collections::HashMap<String, aws_sdk_dynamodb::types::AttributeValue>, name: &str| {
+        item.get(name).and_then(|v| v.as_s().or_else(|_| v.as_n()).ok()).cloned().unwrap_or_default()
+    };
+    items
+        .iter()
+        .map(|item| (value(item, "pk"), value(item, "count").parse::<u64>().unwrap()))
+        .filter(|(pk, _)| pk.ends_with(&format!("#{sub}")))
+        .collect()
+}
+
+// Issue 43, finding 1: the scopes alone once bought the pipeline's budget.
+#[tokio::test]
+async fn a_persons_token_with_only_emails_ingest_spends_the_persons_budget_on_every_method() {
+    let h = Harness::with_config(|c| {
+        c.rate_limit_per_minute = 60;
+        c.ingest_rate_limit_per_minute = 60_000;
+    });
+    h.app().await;
+    let token = h.token_for("usr_operator", "org_demo", "emails:ingest");
+    early_in_a_window(20).await;
+    let (mut admitted, mut refused) = (0, 0);
+    for i in 0..150 {
+        let resp = h.stateless(json!(i), "server/discover", json!({})).token(&token).send().await;
+        if resp.status == 200 {
+            assert_eq!(resp.header("x-ratelimit-limit"), Some("60"), "the person's budget, not the pipeline's");
+            admitted += 1;
+        } else {
+            resp.assert_error(429, 42900, json!(i));
+            assert_rate_limited(&resp, "60");
+            refused += 1;
+        }
+    }
+    assert_eq!((admitted, refused), (60, 90), "refused past the person's budget");
+    // The ingestion route too: without a registration it is the person's
+    // budget, already spent.
+    let resp = crate::jobs_and_webhooks::ingest(&h, "inb_receipts", &crate::jobs_and_webhooks::mail("a@b.example"))
+        .token(&token)
+        .send()
+        .await;
+    assert_rate_limited(&resp, "60");
+    assert_eq!(resp.json()["error"]["code"], "rate_limited");
+    // One counter, the person's: nothing was counted on a pipeline's.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let counters = counters_of(&h, "usr_operator").await;
+    assert_eq!(counters.into_iter().collect::<Vec<_>>(), [("T#org_demo#RL#usr_operator".to_owned(), 60)]);
+}
+
+// Issue 43, finding 1: a registered pipeline's ingestion and the same
+// subject's person budget are two budgets, on keys and in memory apart.
+#[tokio::test]
+async fn a_registered_pipelines_ingestion_keeps_its_own_budget_and_never_spends_the_persons() {
+    use crate::jobs_and_webhooks::{ingest, mail};
+    let h = Harness::with_config(|c| {
+        c.rate_limit_per_minute = 3;
+        c.ingest_rate_limit_per_minute = 5;
+    });
+    h.app().await;
+    let pipeline = h.token_for("svc_mailpipe", "org_demo", "emails:ingest");
+    let discover = |id: i64| h.stateless(json!(id), "server/discover", json!({})).token(&pipeline).send();
+    let ingestion = || ingest(&h, "inb_receipts", &mail("contas@energia.example.com")).send();
+    early_in_a_window(15).await;
+
+    // Two ingestions: the pipeline's budget.
+    for remaining in ["4", "3"] {
+        let resp = ingestion().await;
+        assert_eq!(resp.status, 202, "{}", resp.json());
+        assert_eq!(
+            (resp.header("x-ratelimit-limit"), resp.header("x-ratelimit-remaining")),
+            (Some("5"), Some(remaining))
+        );
+    }
+    // Anything else with the same token is the person's, untouched by them.
+    let resp = discover(1).await;
+    assert_eq!(resp.status, 200, "{}", resp.json());
+    assert_eq!((resp.header("x-ratelimit-limit"), resp.header("x-ratelimit-remaining")), (Some("3"), Some("2")));
+    for id in 2..=3 {
+        assert_eq!(discover(id).await.status, 200);
+    }
+    let resp = discover(4).await;
+    resp.assert_error(429, 42900, json!(4));
+    assert_rate_limited(&resp, "3");
+    // The person's budget spent, the pipeline still ingests: its own three left.
+    for remaining in ["2", "1", "0"] {
+        let resp = ingestion().await;
+        assert_eq!(resp.status, 202, "{}", resp.json());
+        assert_eq!(
+            (resp.header("x-ratelimit-limit"), resp.header("x-ratelimit-remaining")),
+            (Some("5"), Some(remaining))
+        );
+    }
+    let resp = ingestion().await;
+    assert_rate_limited(&resp, "5");
+    assert_eq!(resp.json()["error"]["code"], "rate_limited");
+    // What is stored: one counter per budget, each with its own count.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let counters = counters_of(&h, "svc_mailpipe").await;
+    let expected = [("T#org_demo#RL#svc_mailpipe".to_owned(), 3), ("T#org_demo#RLI#svc_mailpipe".to_owned(), 5)];
+    assert_eq!(counters.into_iter().collect::<Vec<_>>(), expected);
+}
+
+// Issue 43, finding 12: reads do not wait for their counts, and a burst of
+// them once all passed before the first count was back (40 of 40).
+#[tokio::test]
+async fn a_burst_of_concurrent_reads_into_one_container_is_admitted_up_to_the_budget_only() {
+    let h = Harness::with_config(|c| c.rate_limit_per_minute = 5);
+    h.app().await;
+    let token = h.token_for("usr_viewer", "org_demo", ADMIN_SCOPES);
+    early_in_a_window(10).await;
+    let calls = (0..40).map(|i| h.stateless(json!(i), "server/discover", json!({})).token(&token).send());
+    let answers = futures_util::future::join_all(calls).await;
+    let admitted = answers.iter().filter(|r| r.status == 200).count();
+    for resp in answers.iter().filter(|r| r.status != 200) {
+        assert_rate_limited(resp, "5");
+    }
+    assert_eq!(admitted, 5, "{:?}", answers.iter().map(|r| r.status).collect::<Vec<_>>());
+    // Each admitted read was counted; none of the refused ones.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(counters_of(&h, "usr_viewer").await.into_values().collect::<Vec<_>>(), [5]);
+}
+
 // ---------------------------------------------------------------- the development issuer
 
 #[test]

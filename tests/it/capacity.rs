@@ -120,16 +120,22 @@ const RATE_BUDGET: u32 = 1_000_000;
 
 /// Units per key class: `table T#…` or `gsi1 …`, with a shard number
 /// (`#S{n}`) taken out, so the shards of one partition are one class, and
-/// a principal's rate-limit counters (`T#{org}#RL#{sub}#{n}`) one class too.
+/// a budget's rate-limit counters (`T#{org}#RL#{sub}#{n}`, `T#{org}#RLI#{sub}#{n}`) one class too.
 fn class(index: &str, key: &str) -> String {
     let mut unsharded: Vec<&str> = key
         .split('#')
         .filter(|part| !(part.len() > 1 && part.starts_with('S') && part[1..].bytes().all(|b| b.is_ascii_digit())))
         .collect();
-    if unsharded.len() == 5 && unsharded[2] == "RL" && unsharded[4].bytes().all(|b| b.is_ascii_digit()) {
+    if unsharded.len() == 5 && is_rate_limit(unsharded[2]) && unsharded[4].bytes().all(|b| b.is_ascii_digit()) {
         unsharded.truncate(4);
     }
     format!("{index} {}", unsharded.join("#"))
+}
+
+/// A rate-limit budget's key kind: a person's (`RL`) or a registered
+/// pipeline's ingestion (`RLI`).
+fn is_rate_limit(kind: &str) -> bool {
+    kind == "RL" || kind == "RLI"
 }
 
 /// The keys one class's load spreads over whatever the write shards: a
@@ -137,7 +143,11 @@ fn class(index: &str, key: &str) -> String {
 /// random (`store::rate_limit`), so each carries an even share; the model
 /// takes that share, not how one short run's few draws happened to fall.
 fn counters(class: &str) -> f64 {
-    if class.contains("#RL#") { f64::from(RATE_BUDGET.div_ceil(inbox::store::rate_limit::PER_COUNTER)) } else { 1.0 }
+    if class.split('#').any(is_rate_limit) {
+        f64::from(RATE_BUDGET.div_ceil(inbox::store::rate_limit::PER_COUNTER))
+    } else {
+        1.0
+    }
 }
 
 fn add(units: &mut Units, index: &str, key: &str, write: f64, read: f64, sharded: bool) {
@@ -467,7 +477,7 @@ async fn every_recorded_event_is_measured_in_read_and_write_units() {
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
             let calls: Vec<_> = inbox::store::capacity::take(&h.table)
                 .into_iter()
-                .filter(|c| !c.body.to_string().contains("#RL#"))
+                .filter(|c| !c.body.to_string().split('#').any(is_rate_limit))
                 .collect();
             let after = dump(&h.table).await;
             let units = units_of(&calls, &h.table, &before, &after);

@@ -182,6 +182,39 @@ async fn a_body_cut_off_before_its_content_length_is_400_and_creates_nothing() {
     assert_eq!(inboxes_with_slug(&h, "cut-off").await, 0, "nothing was created");
 }
 
+// Issue 43, finding 17: only `/mcp` itself once got the MCP shape.
+#[tokio::test]
+async fn an_unreadable_body_on_every_mcp_path_is_a_json_rpc_error_and_elsewhere_the_apis() {
+    let timeouts = ReadTimeouts { headers: Duration::from_secs(10), body: Duration::from_millis(300) };
+    let (base, token, _stop, _h) = start_with(timeouts).await;
+    let addr = base.trim_start_matches("http://").to_owned();
+    let call = discover().to_string();
+    let extra = format!(
+        "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: server/discover\r\nContent-Length: {}\r\n",
+        call.len() + 10
+    );
+    for path in ["/mcp", "/mcp/readonly", "/mcp/x/emails", "/mcp/x/emails,jobs"] {
+        // Cut off before its Content-Length (400), and stalled (408).
+        for (close, status, code) in [(true, "400", -32700), (false, "408", -32600)] {
+            let request = format!("{}{call}", head("POST", path, &addr, &token, &extra));
+            let answer = raw_exchange(&base, request.as_bytes(), close, Duration::from_secs(10)).await;
+            assert!(answer.starts_with(&format!("HTTP/1.1 {status}")), "{path}: {answer}");
+            let rpc = raw_body(&answer);
+            assert_eq!(
+                (&rpc["jsonrpc"], &rpc["id"], &rpc["error"]["code"]),
+                (&json!("2.0"), &Value::Null, &json!(code)),
+                "{path}: {answer}"
+            );
+            assert!(answer.to_ascii_lowercase().contains("mcp-protocol-version: 2026-07-28"), "{path}: {answer}");
+        }
+    }
+    // A path that is not the MCP endpoint keeps the API's shape.
+    let request = format!("{}{call}", head("POST", "/mcp/other", &addr, &token, &extra));
+    let answer = raw_exchange(&base, request.as_bytes(), true, Duration::from_secs(10)).await;
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert_eq!(raw_body(&answer)["error"]["code"], "invalid_body", "{answer}");
+}
+
 #[tokio::test]
 async fn a_chunked_body_with_a_bad_chunk_header_is_400_and_creates_nothing() {
     let (base, token, _stop, h) = start_with(ReadTimeouts::default()).await;
