@@ -26,8 +26,12 @@
 //! fault (`EffectError::Platform`), without retries.
 //!
 //! A job of an archived workspace is ended, not run (`failed`, the operation
-//! cannot be done): the runner reads the archived ids fresh after the lease,
-//! so work queued a moment before an archive does not happen after it.
+//! cannot be done), once the runner sees the archive: it reads the
+//! organization's archived ids with the workspace's shards and keeps them
+//! `SHARDS_CACHE_SECS`, the lifetime after which the API's containers refuse
+//! the workspace's writes too. Not a read per job: the organization item is
+//! the one key that cannot be split, and a read of it per job would make it
+//! the busiest key of a busy organization (`tests/it/capacity.rs`).
 
 pub mod effects;
 pub mod stream;
@@ -94,15 +98,16 @@ pub async fn cancel_requested(runner: &Runner, tenant: &Tenant, id: &str) -> boo
     }
 }
 
-/// How long the runner keeps a workspace's write shards: as long as the
-/// tenancy caches, well within the delay before a raised count is written
-/// (`Shards::WRITE_DELAY_SECS`).
+/// How long the runner keeps what it read of a workspace (its write shards,
+/// whether it is archived): as long as the tenancy caches, well within the
+/// delay before a raised count is written (`Shards::WRITE_DELAY_SECS`).
 pub const SHARDS_CACHE_SECS: u64 = 30;
 
-/// The write shards of the workspaces a runner has run jobs for. A job
+/// What the runner knows of the workspaces it has run jobs for. A job
 /// arrives with its tenant's ids only (from the stream or the local scan);
-/// the records it makes go to the workspace's shards like a request's.
-pub struct ShardsCache(crate::expiring::Expiring<(OrgId, WorkspaceId), Shards>);
+/// the records it makes go to the workspace's shards like a request's, and
+/// a job of an archived workspace is not run.
+pub struct ShardsCache(crate::expiring::Expiring<(OrgId, WorkspaceId), (Shards, bool)>);
 
 impl Default for ShardsCache {
     fn default() -> Self {
@@ -111,21 +116,23 @@ impl Default for ShardsCache {
 }
 
 impl Runner {
-    /// `tenant` with its workspace's write shards (one read when not cached).
+    /// `tenant` with its workspace's write shards and whether it is archived
+    /// (one read of the organization when not cached).
     pub async fn with_shards(&self, tenant: &Tenant) -> Result<Tenant, StoreError> {
         let key = (tenant.org.clone(), tenant.workspace.clone());
         // `get` and `put`, not `get_or_load`: one more async layer in every
         // job's future is past the worker binary's type-depth limit.
-        let shards = match self.shards.0.get(&key) {
-            Some(shards) => shards,
+        let (shards, archived) = match self.shards.0.get(&key) {
+            Some(known) => known,
             None => {
                 let org = self.store.org_workspaces(&tenant.org).await?;
                 let shards = org.shards.get(&tenant.workspace).copied().unwrap_or_default();
-                self.shards.0.put(key, shards);
-                shards
+                let known = (shards, org.archived.contains(&tenant.workspace));
+                self.shards.0.put(key, known);
+                known
             }
         };
-        Ok(Tenant { shards, ..tenant.clone() })
+        Ok(Tenant { shards, archived, ..tenant.clone() })
     }
 }
 
@@ -189,7 +196,7 @@ pub async fn run(runner: &Runner, tenant: &Tenant, id: &str) -> Result<Ran, Stor
         });
     };
     let started = std::time::Instant::now();
-    let outcome = if archived(runner, tenant).await? {
+    let outcome = if tenant.archived {
         tracing::info!(job = %job.id, workspace = %tenant.workspace, "the job's workspace is archived: ended, not run");
         Err((JobErrorKind::Operation, "the workspace was archived: an archived workspace runs no jobs".to_owned()))
     } else {
@@ -200,17 +207,6 @@ pub async fn run(runner: &Runner, tenant: &Tenant, id: &str) -> Result<Ran, Stor
         job_metrics(tenant, &job, started.elapsed());
     }
     Ok(ran)
-}
-
-/// Whether `tenant`'s workspace is archived, read from the table, not from
-/// a cache: a job leased after the archive was written must see it (an
-/// e-mail ingested a moment before the archive is not processed after it).
-/// The read refreshes the runner's shards of the workspace on the way.
-async fn archived(runner: &Runner, tenant: &Tenant) -> Result<bool, StoreError> {
-    let org = runner.store.org_workspaces(&tenant.org).await?;
-    let shards = org.shards.get(&tenant.workspace).copied().unwrap_or_default();
-    runner.shards.0.put((tenant.org.clone(), tenant.workspace.clone()), shards);
-    Ok(org.archived.contains(&tenant.workspace))
 }
 
 /// The job's effect, its transient failures retried in place.
