@@ -25,6 +25,8 @@ DATA=".local/data/$TABLE_NAME.jsonl"
 # Where the ports are written for `make token` (a test runs its own elsewhere).
 RUN_ENV="${RUN_ENV:-.local/run.env}"
 mkdir -p .local/data "$(dirname "$RUN_ENV")"
+# The saved table holds every record (e-mails, webhook secrets): private to you.
+chmod 700 .local/data
 
 for port in "$PORT" "$DEV_ISSUER_PORT" "$RECEIVER_PORT"; do
   if answering "$port"; then

@@ -4,18 +4,32 @@
 //! credential chain (`AWS_PROFILE`, `AWS_REGION`, …) and calls the same
 //! operations as the `/api/v1/org` routes (`crate::api::org`), audited with
 //! surface `cli` and the subject `--as` names (default `cli:$USER`).
-//! `--dry-run` reads the table and prints the items the change would write,
-//! writing nothing.
+//!
+//! `--dry-run` writes nothing, ever: it runs the operation against a dry-run
+//! store (`Store::dry_run`, whose client refuses every call that is not a
+//! read), prints the items the real run would write, and answers what the
+//! real run would (its refusals included: the operations read every
+//! condition first). A call that would change nothing says so.
 //!
 //! `admin workspace shards` is the operator's: it raises a workspace's write
 //! shards (`crate::domain::shards`; docs/operations.md, "Raising a
-//! workspace's write shards") and is no API operation — what a workspace
-//! costs to list is the operator's decision, not its administrator's.
+//! workspace's write shards") through an operation no route or token
+//! reaches (`org::WORKSPACE_SHARDS`) — what a workspace costs to list is the
+//! operator's decision, not its administrator's — and is audited like the
+//! others. It has no `--dry-run`: its two updates are the store's
+//! (`Store::set_write_shards`), not a described transaction.
 //!
-//! Exit codes: 0 done; 2 the command line is wrong (usage on stderr); 3 the
-//! operation refused (its error code and message on stderr: not found,
-//! last admin, slug taken, invalid value); 4 the table could not be reached
-//! or the configuration is wrong.
+//! The command line is strict, since its values end up in the audit trail:
+//! a flag's value never starts with `--` (`--name --dry-run` is a missing
+//! name, not a name), and no value holds a control character, a line or
+//! paragraph separator or an invisible formatting character (`--as` with a
+//! newline would forge a line of the trail's readers).
+//!
+//! Exit codes: 0 done (and `--help`, `-h` or `help` asked for: usage on
+//! stdout); 2 the command line is wrong (usage on stderr); 3 the operation
+//! refused (its error code and message on stderr: not found, last admin,
+//! slug taken, invalid value); 4 the table could not be reached or the
+//! configuration is wrong.
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -95,6 +109,13 @@ const COMMANDS: &[Command] = &[
         optional: &[],
     },
     Command {
+        words: &["workspace", "shards"],
+        about: "Raise a workspace's write shards (operators: docs/capacity.md)",
+        op: &org::WORKSPACE_SHARDS,
+        flags: &["workspace", "count"],
+        optional: &[],
+    },
+    Command {
         words: &["workspace", "archive"],
         about: "Archive a workspace (its admins still read it; nothing in it changes)",
         op: &org::WORKSPACE_ARCHIVE,
@@ -149,67 +170,34 @@ const GLOBAL: &str = "Global flags: --org ORG (required), --as SUBJECT (who the 
 --dry-run (print the items a change would write; write nothing). Environment: TABLE_NAME, AWS_REGION, \
 the AWS credential chain; DYNAMODB_ENDPOINT for a local table.";
 
-fn usage() -> String {
+/// Every command whose words begin with `prefix` (all of them for none).
+fn usage_of(prefix: &[&str]) -> String {
     let mut text = String::from("usage: kobana-inbox-mcp admin <command> [flags]\n\ncommands:\n");
-    for c in COMMANDS {
+    for c in COMMANDS.iter().filter(|c| c.words.starts_with(prefix)) {
         text.push_str(&format!("  {:<22} {}\n", c.words.join(" "), c.about));
     }
-    text.push_str(&format!("  {:<22} {}\n", "workspace shards", SHARDS_ABOUT));
     text.push_str(&format!("\n{GLOBAL}\nEach command takes --help.\n"));
     text
 }
 
-const SHARDS_ABOUT: &str = "Raise a workspace's write shards (operators: docs/capacity.md)";
-
-fn shards_usage() -> String {
-    format!(
-        "usage: kobana-inbox-mcp admin workspace shards --org ORG --workspace WORKSPACE --count N\n\n{SHARDS_ABOUT}. \
-         The count only grows (1 to {}); lists read the new shards at once, records are written to them \
-         {} s later.\n",
-        crate::domain::shards::MAX_SHARDS,
-        crate::domain::Shards::WRITE_DELAY_SECS
-    )
+fn usage() -> String {
+    usage_of(&[])
 }
 
-/// `admin workspace shards`: straight to the store (not an API operation).
-async fn shards(args: &[String]) -> Result<(), Failure> {
-    let mut values = BTreeMap::new();
-    let mut flags = args.iter();
-    while let Some(flag) = flags.next() {
-        let name = flag.trim_start_matches("--");
-        if name == "help" {
-            return Err(Failure::Usage(shards_usage()));
-        }
-        if !["org", "workspace", "count"].contains(&name) || !flag.starts_with("--") {
-            return Err(Failure::Usage(format!("unknown flag {flag}\n\n{}", shards_usage())));
-        }
-        let Some(value) = flags.next() else { return Err(Failure::Usage(format!("{flag} needs a value"))) };
-        values.insert(name.to_owned(), value.clone());
-    }
-    let get = |name: &str| values.get(name).map(String::as_str).unwrap_or_default();
-    let (Some(org), Some(ws), Ok(count)) =
-        (OrgId::parse(get("org")), crate::domain::WorkspaceId::parse(get("workspace")), get("count").parse::<u16>())
-    else {
-        return Err(Failure::Usage(shards_usage()));
-    };
-    let config = crate::config::store_from_env().map_err(|e| Failure::Unavailable(e.to_string()))?;
-    let store = Store::connect(&config).await;
-    let now = crate::sys::unix_now();
-    match store.set_write_shards(&org, &ws, count, now).await {
-        Ok(s) => {
-            let body = serde_json::json!({"workspace": ws.as_str(), "count": s.count, "previous": s.previous,
-                "read_now": s.read_count(), "written_from": s.changed_at + crate::domain::Shards::WRITE_DELAY_SECS});
-            println!("{}", serde_json::to_string_pretty(&body).unwrap_or_default());
-            Ok(())
-        }
-        Err(crate::store::StoreError::NotFound) => {
-            Err(Failure::Refused(format!("workspace_not_found: {ws} is not a workspace of {org}")))
-        }
-        Err(crate::store::StoreError::Conflict) => Err(Failure::Refused(format!(
-            "invalid_count: the count only grows, from what the workspace has to at most {}",
-            crate::domain::shards::MAX_SHARDS
-        ))),
-        Err(e) => Err(Failure::Unavailable(format!("the table could not be reached: {e}"))),
+/// Flags whose value is a whole number.
+const NUMBERS: &[&str] = &["limit", "count"];
+
+/// What a command's usage says besides its flags.
+fn details(c: &Command) -> String {
+    if c.op == &org::WORKSPACE_SHARDS {
+        format!(
+            " The count only grows (1 to {}); lists read the new shards at once, records are written to them \
+             {} s later. No --dry-run.",
+            crate::domain::shards::MAX_SHARDS,
+            crate::domain::Shards::WRITE_DELAY_SECS
+        )
+    } else {
+        String::new()
     }
 }
 
@@ -217,11 +205,15 @@ fn command_usage(c: &Command) -> String {
     let mut flags: Vec<String> = vec!["--org ORG".into()];
     flags.extend(c.flags.iter().map(|f| format!("--{f} {}", f.to_uppercase())));
     flags.extend(c.optional.iter().map(|f| format!("[--{f} {}]", f.to_uppercase())));
-    format!("usage: kobana-inbox-mcp admin {} {}\n\n{}.\n\n{GLOBAL}\n", c.words.join(" "), flags.join(" "), c.about)
+    let (words, about, more) = (c.words.join(" "), c.about, details(c));
+    format!("usage: kobana-inbox-mcp admin {words} {}\n\n{about}.{more}\n\n{GLOBAL}\n", flags.join(" "))
 }
 
-/// What went wrong, and the exit code that says so.
+/// How a run ended other than done: help asked for, or what went wrong,
+/// and the exit code that says so.
 enum Failure {
+    /// `--help` (or `-h`, `help`) asked for: success, the usage on stdout.
+    Help(String),
     Usage(String),
     Refused(String),
     Unavailable(String),
@@ -230,6 +222,10 @@ enum Failure {
 impl Failure {
     fn exit(self) -> ExitCode {
         let (code, message) = match self {
+            Failure::Help(text) => {
+                print!("{text}");
+                return ExitCode::SUCCESS;
+            }
             Failure::Usage(m) => (2, m),
             Failure::Refused(m) => (3, m),
             Failure::Unavailable(m) => (4, m),
@@ -246,44 +242,94 @@ struct Parsed<'c> {
     dry_run: bool,
 }
 
+/// Whether `arg` asks for help.
+fn is_help(arg: &str) -> bool {
+    matches!(arg, "--help" | "-h")
+}
+
+/// Whether a value may reach the table and the trail: no control
+/// character (a newline, an escape), no line or paragraph separator, no
+/// invisible formatting character (bidi overrides and isolates, zero-width
+/// characters) that would make it read as something else.
+fn printable(value: &str) -> bool {
+    !value.chars().any(|c| {
+        c.is_control()
+            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
+    })
+}
+
 fn parse(args: &[String]) -> Result<Parsed<'static>, Failure> {
-    let words: Vec<&str> = args.iter().map(String::as_str).take_while(|a| !a.starts_with("--")).collect();
+    let words: Vec<&str> = args.iter().map(String::as_str).take_while(|a| !a.starts_with('-')).collect();
     let rest: Vec<&str> = args.iter().map(String::as_str).skip(words.len()).collect();
-    let Some(command) = COMMANDS.iter().find(|c| c.words == words.as_slice()) else {
-        return Err(Failure::Usage(match words.as_slice() {
-            [] => usage(),
-            _ => format!("unknown command: {}\n\n{}", words.join(" "), usage()),
-        }));
+    let help = rest.iter().any(|a| is_help(a)) || words == ["help"];
+    let command = COMMANDS.iter().find(|c| c.words == words.as_slice());
+    let Some(command) = command else {
+        return Err(match words.as_slice() {
+            [] | ["help"] if help => Failure::Help(usage()),
+            [] => Failure::Usage(usage()),
+            // A group (`admin workspace --help`): its commands.
+            prefix if help && COMMANDS.iter().any(|c| c.words.starts_with(prefix)) => Failure::Help(usage_of(prefix)),
+            _ => Failure::Usage(format!("unknown command: {}\n\n{}", words.join(" "), usage())),
+        });
     };
+    if help {
+        return Err(Failure::Help(command_usage(command)));
+    }
+    let wrong = |message: String| Failure::Usage(format!("{message}\n\n{}", command_usage(command)));
     let mut values = BTreeMap::new();
     let mut dry_run = false;
     let mut flags = rest.into_iter();
     while let Some(flag) = flags.next() {
         let name = flag.trim_start_matches("--");
-        match name {
-            "help" => return Err(Failure::Usage(command_usage(command))),
-            "dry-run" => dry_run = true,
-            _ => {
-                let known =
-                    ["org", "as"].contains(&name) || command.flags.contains(&name) || command.optional.contains(&name);
-                if !known || !flag.starts_with("--") {
-                    return Err(Failure::Usage(format!("unknown flag {flag}\n\n{}", command_usage(command))));
-                }
-                let Some(value) = flags.next() else {
-                    return Err(Failure::Usage(format!("{flag} needs a value\n\n{}", command_usage(command))));
-                };
-                if values.insert(name.to_owned(), value.to_owned()).is_some() {
-                    return Err(Failure::Usage(format!("{flag} is given twice")));
-                }
+        if flag == "--dry-run" {
+            if command.op == &org::WORKSPACE_SHARDS {
+                return Err(wrong("workspace shards has no --dry-run".into()));
             }
+            dry_run = true;
+            continue;
+        }
+        let known = ["org", "as"].contains(&name) || command.flags.contains(&name) || command.optional.contains(&name);
+        if !known || !flag.starts_with("--") {
+            return Err(wrong(format!("unknown flag {flag}")));
+        }
+        // A value never starts with `--`: `--name --dry-run` lacks its name.
+        let Some(value) = flags.next().filter(|v| !v.starts_with("--")) else {
+            return Err(wrong(format!("{flag} needs a value (values do not start with --)")));
+        };
+        if !printable(value) {
+            return Err(wrong(format!(
+                "{flag} must not contain control characters, line separators or invisible formatting characters"
+            )));
+        }
+        if NUMBERS.contains(&name) && value.parse::<u64>().is_err() {
+            return Err(wrong(format!("{flag} must be a whole number")));
+        }
+        if values.insert(name.to_owned(), value.to_owned()).is_some() {
+            return Err(wrong(format!("{flag} is given twice")));
         }
     }
     for required in std::iter::once(&"org").chain(command.flags) {
         if !values.contains_key(*required) {
-            return Err(Failure::Usage(format!("--{required} is required\n\n{}", command_usage(command))));
+            return Err(wrong(format!("--{required} is required")));
         }
     }
     Ok(Parsed { command, values, dry_run })
+}
+
+/// Who the audit trail names: `--as`, or `cli:$USER`; a token subject (1 to
+/// 255 characters) that `printable` accepts.
+fn acting_subject(parsed: &Parsed<'_>) -> Result<String, Failure> {
+    let subject = match parsed.values.get("as") {
+        Some(named) => named.clone(),
+        None => format!("cli:{}", std::env::var("USER").unwrap_or_else(|_| "unknown".into())),
+    };
+    if subject.is_empty() || subject.len() > 255 || !printable(&subject) {
+        return Err(Failure::Usage(format!(
+            "--as must be 1 to 255 characters without control or invisible characters (default cli:$USER)\n\n{}",
+            command_usage(parsed.command)
+        )));
+    }
+    Ok(subject)
 }
 
 /// Runs `admin <args>`; the exit code says how it ended (module docs).
@@ -295,22 +341,26 @@ pub async fn run(args: &[String]) -> ExitCode {
 }
 
 async fn execute(args: &[String]) -> Result<(), Failure> {
-    if let [first, second, rest @ ..] = args
-        && first == "workspace"
-        && second == "shards"
-    {
-        return shards(rest).await;
-    }
     let parsed = parse(args)?;
+    let subject = acting_subject(&parsed)?;
     let org = parsed.values.get("org").map(String::as_str).unwrap_or_default();
     let org =
         OrgId::parse(org).ok_or_else(|| Failure::Usage("--org must be 1 to 64 letters, digits, _ or -".into()))?;
     let config = crate::config::store_from_env().map_err(|e| Failure::Unavailable(e.to_string()))?;
     let store = Store::connect(&config).await;
     let store = if parsed.dry_run { store.dry_run() } else { store };
-    let answer = call(&store, &org, &parsed).await;
+    let answer = call(&store, &org, &subject, &parsed).await;
     if parsed.dry_run {
-        println!("dry run: nothing was written; the change would write:");
+        println!(
+            "{}",
+            match (&answer, store.described_a_change()) {
+                (_, true) => "dry run: nothing was written; the change would write:",
+                (Ok(_), false) =>
+                    "dry run: nothing was written; nothing would change (the real run writes the call's audit record only):",
+                (Err(_), false) =>
+                    "dry run: nothing was written; the real run would be refused (and write the call's audit record only):",
+            }
+        );
         for line in store.described_writes() {
             println!("  {line}");
         }
@@ -336,11 +386,9 @@ async fn execute(args: &[String]) -> Result<(), Failure> {
 /// The command's operation, called in-process as an organization
 /// administrator: the path from `--workspace` and `--subject`, the other
 /// flags as its arguments.
-async fn call(store: &Store, org: &OrgId, parsed: &Parsed<'_>) -> Result<Value, ApiError> {
+async fn call(store: &Store, org: &OrgId, subject: &str, parsed: &Parsed<'_>) -> Result<Value, ApiError> {
     let command = parsed.command;
     let value = |name: &str| parsed.values.get(name).cloned().unwrap_or_default();
-    let user = std::env::var("USER").unwrap_or_else(|_| "unknown".into());
-    let subject = parsed.values.get("as").cloned().unwrap_or_else(|| format!("cli:{user}"));
     let mut secret = [0u8; 32];
     getrandom::fill(&mut secret).map_err(|_| ApiError::Unavailable)?;
     let services = Services {
@@ -351,7 +399,7 @@ async fn call(store: &Store, org: &OrgId, parsed: &Parsed<'_>) -> Result<Value, 
         memberships: crate::api::tenancy::MembershipCache::new(std::time::Duration::ZERO),
     };
     let scopes = Scopes::from_names([Scope::OrgAdmin.as_str()]);
-    let principal = Principal::new("cli".into(), subject, org.clone(), scopes);
+    let principal = Principal::new("cli".into(), subject.to_owned(), org.clone(), scopes);
     let tenant = Tenant::organization(org.clone());
     let request_id = crate::sys::new_id(crate::domain::ids::Kind::Event);
     let via = format!("admin {}", command.words.join(" "));
@@ -361,8 +409,8 @@ async fn call(store: &Store, org: &OrgId, parsed: &Parsed<'_>) -> Result<Value, 
     let mut args = Map::new();
     for name in command.flags.iter().chain(command.optional) {
         if let (false, Some(v)) = (["workspace", "subject"].contains(name), parsed.values.get(*name)) {
-            let v = match *name {
-                "limit" => v.parse::<u64>().map(Value::from).unwrap_or_else(|_| Value::from(v.as_str())),
+            let v = match v.parse::<u64>() {
+                Ok(number) if NUMBERS.contains(name) => Value::from(number),
                 _ => Value::from(v.as_str()),
             };
             args.insert((*name).to_owned(), v);
@@ -389,14 +437,58 @@ mod tests {
             ("member set --org acme --workspace ws_1 --subject u1", "--role is required"),
             ("member set --org acme --colour red", "unknown flag --colour"),
             ("member promote --org acme", "unknown command: member promote"),
-            ("member set --help", "usage: kobana-inbox-mcp admin member set"),
             ("workspace list --org", "--org needs a value"),
+            ("workspace rename --org acme --workspace ws_1 --name --dry-run", "--name needs a value"),
+            ("workspace list --org acme --as --dry-run", "--as needs a value"),
+            ("workspace list --org acme --limit ten", "--limit must be a whole number"),
+            ("workspace shards --org acme --workspace ws_1 --count 4 --dry-run", "no --dry-run"),
+            ("workspace", "unknown command: workspace"),
         ] {
             match parse(&args(line)) {
                 Err(Failure::Usage(text)) => assert!(text.contains(wanted), "{line}: {text}"),
                 _ => panic!("{line} parsed"),
             }
         }
+    }
+
+    #[test]
+    fn help_asked_for_at_any_level_is_an_answer_not_an_error() {
+        for (line, wanted, unwanted) in [
+            ("--help", "workspace shards", ""),
+            ("-h", "member set", ""),
+            ("help", "org-admin add", ""),
+            ("workspace --help", "workspace rename", "member set"),
+            ("member set --help", "usage: kobana-inbox-mcp admin member set --org ORG", ""),
+            ("member set --org acme --role --help", "usage: kobana-inbox-mcp admin member set", ""),
+            ("workspace shards -h", "The count only grows", ""),
+        ] {
+            match parse(&args(line)) {
+                Err(Failure::Help(text)) => {
+                    assert!(text.contains(wanted), "{line}: {text}");
+                    assert!(unwanted.is_empty() || !text.contains(unwanted), "{line}: {text}");
+                }
+                _ => panic!("{line}: not help"),
+            }
+        }
+        assert!(
+            matches!(parse(&args("frobnicate --help")), Err(Failure::Usage(_))),
+            "an unknown command stays an error"
+        );
+        assert!(matches!(parse(&[]), Err(Failure::Usage(_))), "no command is a usage error");
+    }
+
+    #[test]
+    fn values_with_control_or_invisible_characters_are_refused() {
+        for value in ["ops\nforged line", "ops\r", "ops\u{1b}[2J", "ops\u{2028}", "ops\u{202e}", "ops\u{200b}"] {
+            let mut line = args("workspace list --org acme --as");
+            line.push(value.to_owned());
+            match parse(&line) {
+                Err(Failure::Usage(text)) => assert!(text.contains("must not contain control characters"), "{text}"),
+                _ => panic!("{value:?} accepted"),
+            }
+        }
+        let parsed = parse(&args("workspace list --org acme --as ops@example")).ok().unwrap();
+        assert_eq!(acting_subject(&parsed).ok().as_deref(), Some("ops@example"));
     }
 
     #[test]

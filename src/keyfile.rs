@@ -52,8 +52,10 @@ pub fn load_or_create_seed(path: &Path) -> Result<[u8; 32], KeyFileError> {
     }
 }
 
+/// Writes `text` to a new file at `path`, readable by its owner only (mode
+/// 0600); `AlreadyExists` when there is one.
 #[cfg(unix)]
-fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+pub fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?;
@@ -61,7 +63,7 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
 }
 
 #[cfg(not(unix))]
-fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+pub fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     std::fs::write(path, text)
 }
 

@@ -251,26 +251,40 @@ async fn receiver() -> Result<(), String> {
 /// `snapshot save FILE` / `snapshot restore FILE` (`inbox::store::snapshot`).
 #[cfg(feature = "dev")]
 async fn snapshot(config: &Config, args: &[String]) -> Result<(), String> {
-    use inbox::store::snapshot::{item_line, line_item};
+    use inbox::store::snapshot::{checked_item, item_line, local_endpoint, write_file};
+    // A snapshot is of the local table, for the local table (`store::snapshot`).
+    if !local_endpoint(config.store.endpoint.as_deref()) {
+        return Err(
+            "snapshot: only a local table (DYNAMODB_ENDPOINT on 127.0.0.1, localhost or [::1]) is saved or restored"
+                .into(),
+        );
+    }
     let store = Store::connect(&config.store).await;
     match args {
         [verb, file] if verb == "save" => {
             let items = store.all_items().await.map_err(|e| format!("snapshot: {e}"))?;
             let text: String = items.iter().map(|item| item_line(item) + "\n").collect();
-            // Written beside, then renamed: an interrupted save never leaves half a file.
-            let partial = format!("{file}.partial");
-            std::fs::write(&partial, text).map_err(|e| format!("{partial}: {e}"))?;
-            std::fs::rename(&partial, file).map_err(|e| format!("{file}: {e}"))?;
+            write_file(std::path::Path::new(file), &text).map_err(|e| format!("{file}: {e}"))?;
             println!("saved {} items of table {} to {file}", items.len(), config.store.table);
             Ok(())
         }
         [verb, file] if verb == "restore" => {
             let text = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
-            let mut count = 0;
-            for (number, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-                let item = line_item(line).map_err(|e| format!("{file}:{}: {e}", number + 1))?;
+            let lines: Vec<(usize, &str)> = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()).collect();
+            // Every line is read before anything is written: a bad file restores nothing.
+            let items = lines
+                .iter()
+                .map(|(number, line)| checked_item(line).map_err(|e| format!("{file}:{}: {e}", number + 1)))
+                .collect::<Result<Vec<_>, _>>()?;
+            if !store.is_empty().await.map_err(|e| format!("snapshot: {e}"))? {
+                return Err(format!(
+                    "snapshot: table {} is not empty; a snapshot is restored into an empty table only",
+                    config.store.table
+                ));
+            }
+            let count = items.len();
+            for item in items {
                 store.put_raw(item).await.map_err(|e| format!("snapshot: {e}"))?;
-                count += 1;
             }
             println!("restored {count} items into table {} from {file}", config.store.table);
             Ok(())

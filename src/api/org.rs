@@ -16,6 +16,16 @@
 //! takes effect within the membership cache's lifetime
 //! (`MEMBERSHIP_CACHE_SECS`, 30 s by default); `org_admin` is read on every
 //! administration call, so taking it away takes effect at once.
+//!
+//! Every condition a change's transaction checks (a slug taken, the last
+//! admin, a grant that is not there) is also read before it, and refused
+//! with the same answer: the transaction's condition still settles a race,
+//! and a dry run (`admin … --dry-run`, which writes nothing) answers what
+//! the real run would.
+//!
+//! `WORKSPACE_SHARDS` (raising a workspace's write shards) is the
+//! operator's, run by `admin workspace shards` only: it is in no route
+//! table, so no token reaches it.
 
 use http::StatusCode;
 use serde::Deserialize;
@@ -197,6 +207,19 @@ pub static AUDIT: Operation = Operation {
     ..operation("org_audit_list", Verb::Get, "/org/audit", ORG, |ctx, input| Box::pin(super::audit::list(ctx, input)))
 };
 
+/// Not in `OPERATIONS` (no route, no tool): the command line's
+/// `admin workspace shards`, audited like every other administration change.
+pub static WORKSPACE_SHARDS: Operation = Operation {
+    summary: "Raise a workspace's write shards (operators)",
+    id_of: "workspace",
+    body: Some(|| fields(json!({"count": {"type": "integer", "minimum": 1}}), &["count"])),
+    answers: &[(StatusCode::OK, Shape::Data(Record::OrgWorkspace))],
+    may_change_nothing: true,
+    ..operation("workspace_shards", Verb::Put, "/org/workspaces/{id}/shards", ORG, |ctx, input| {
+        Box::pin(shards(ctx, input))
+    })
+};
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct NameBody {
@@ -264,15 +287,19 @@ async fn create(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErro
     let now = now_string();
     let workspace =
         Workspace { id, name, slug, status: WorkspaceStatus::Active, created_at: now.clone(), updated_at: now };
+    let slug_taken = || ApiError::Conflict {
+        code: "slug_taken",
+        message: format!("The organization already has a workspace with slug {}", workspace.slug),
+    };
+    if ctx.store.workspace_slug_taken(&ctx.tenant.org, &workspace.slug).await? {
+        return Err(slug_taken());
+    }
     let target = tenant_of(ctx, ws);
     let ctx = Ctx { tenant: &target, ..*ctx };
     let audit = ctx.audit(&workspace.id, StatusCode::CREATED)?;
     match ctx.store.create_workspace(&target.org, &workspace, Some(&audit)).await {
         Ok(()) => ApiResponse::data(StatusCode::CREATED, &workspace),
-        Err(StoreError::Conflict) => Err(ApiError::Conflict {
-            code: "slug_taken",
-            message: format!("The organization already has a workspace with slug {}", workspace.slug),
-        }),
+        Err(StoreError::Conflict) => Err(slug_taken()),
         Err(e) => Err(e.into()),
     }
 }
@@ -357,6 +384,9 @@ async fn member_set(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, Api
         return ApiResponse::data(StatusCode::OK, member);
     }
     let previous = found.map(|m| m.role);
+    if previous == Some(Role::Admin) && only_admin(&ctx, &ws).await? {
+        return Err(last_admin(&ws));
+    }
     let member = Member { subject: sub, role: body.role, updated_at: now_string() };
     let status = if previous.is_some() { StatusCode::OK } else { StatusCode::CREATED };
     let audit = ctx.audit(ws.as_str(), status)?;
@@ -374,8 +404,9 @@ async fn member_set(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, Api
     }
 }
 
-/// Whether the workspace has one admin or none: read only after a change
-/// that takes one away failed its condition, to say why.
+/// Whether the workspace has one admin or none: read before a change that
+/// takes one away (its transaction checks it again), and after one that
+/// failed its condition, to say why.
 async fn only_admin(ctx: &Ctx<'_>, ws: &WorkspaceId) -> Result<bool, ApiError> {
     Ok(ctx.store.workspace_admins(&ctx.tenant.org, ws).await? <= 1)
 }
@@ -390,6 +421,9 @@ async fn member_remove(ctx: &Ctx<'_>, id: &str, sub: &str) -> Result<ApiResponse
     let target = tenant_of(ctx, ws.clone());
     let ctx = Ctx { tenant: &target, ..*ctx };
     let member = ctx.store.get_member(&target, &sub).await?.ok_or(ApiError::NotFound { what: "Member" })?;
+    if member.role == Role::Admin && only_admin(&ctx, &ws).await? {
+        return Err(last_admin(&ws));
+    }
     let audit = ctx.audit(ws.as_str(), StatusCode::OK)?;
     match ctx.store.remove_member(&target, &sub, member.role, &audit).await {
         Ok(()) => Ok(revoked(&sub)),
@@ -430,6 +464,9 @@ async fn pipeline_unregister(ctx: &Ctx<'_>, id: &str, sub: &str) -> Result<ApiRe
     let (ws, _) = load(ctx, id).await?;
     let target = tenant_of(ctx, ws.clone());
     let ctx = Ctx { tenant: &target, ..*ctx };
+    if ctx.store.get_pipeline(&target, &sub).await?.is_none() {
+        return Err(ApiError::NotFound { what: "Pipeline registration" });
+    }
     let audit = ctx.audit(ws.as_str(), StatusCode::OK)?;
     if ctx.store.unregister_pipeline(&target, &sub, &audit).await? {
         Ok(revoked(&sub))
@@ -462,16 +499,55 @@ async fn admin_add(ctx: &Ctx<'_>, sub: &str) -> Result<ApiResponse, ApiError> {
 
 async fn admin_remove(ctx: &Ctx<'_>, sub: &str) -> Result<ApiResponse, ApiError> {
     let sub = subject(sub)?;
+    let org = &ctx.tenant.org;
+    let not_found = || ApiError::NotFound { what: "Organization administrator" };
+    let last_one = || ApiError::Conflict {
+        code: "last_org_admin",
+        message: format!("{sub} is the last administrator of organization {org}: add another one first"),
+    };
+    if ctx.store.get_org_admin(org, &sub).await?.is_none() {
+        return Err(not_found());
+    }
+    if ctx.store.list_org_admins(org, 2, None).await?.items.len() < 2 {
+        return Err(last_one());
+    }
     let audit = ctx.audit(&sub, StatusCode::OK)?;
-    match ctx.store.remove_org_admin(&ctx.tenant.org, &sub, &audit).await? {
+    match ctx.store.remove_org_admin(org, &sub, &audit).await? {
         Removal::Removed => Ok(revoked(&sub)),
-        Removal::NotFound => Err(ApiError::NotFound { what: "Organization administrator" }),
-        Removal::LastOne => Err(ApiError::Conflict {
-            code: "last_org_admin",
+        Removal::NotFound => Err(not_found()),
+        Removal::LastOne => Err(last_one()),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ShardsBody {
+    count: u16,
+}
+
+/// `admin workspace shards`: the store's rules (`Store::set_write_shards`),
+/// their refusals as answers.
+async fn shards(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
+    let body: ShardsBody = input.body()?;
+    let (ws, _) = load(ctx, input.id()).await?;
+    let target = tenant_of(ctx, ws.clone());
+    let ctx = Ctx { tenant: &target, ..*ctx };
+    let audit = ctx.audit(ws.as_str(), StatusCode::OK)?;
+    let now = crate::sys::unix_now();
+    match ctx.store.raise_write_shards(&target.org, &ws, body.count, now, &audit).await {
+        Ok(s) => Ok(ApiResponse::ok(
+            StatusCode::OK,
+            json!({"data": {"workspace": ws.as_str(), "count": s.count, "previous": s.previous,
+                "read_now": s.read_count(), "written_from": s.changed_at + crate::domain::Shards::WRITE_DELAY_SECS}}),
+        )),
+        Err(StoreError::NotFound) => Err(no_workspace()),
+        Err(StoreError::Conflict) => Err(ApiError::Conflict {
+            code: "invalid_count",
             message: format!(
-                "{sub} is the last administrator of organization {}: add another one first",
-                ctx.tenant.org
+                "The count only grows, from what the workspace has to at most {}",
+                crate::domain::shards::MAX_SHARDS
             ),
         }),
+        Err(e) => Err(e.into()),
     }
 }

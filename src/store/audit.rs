@@ -44,8 +44,13 @@ impl Store {
     /// Writes the record of a change that changed nothing (it was refused,
     /// or there was nothing to do).
     pub async fn put_audit(&self, t: &Tenant, record: &AuditRecord) -> Result<(), StoreError> {
+        let item = audit_item(t, record)?;
+        // A dry run's description says it is the record alone, no change.
+        if self.describe(false, || vec![super::writes::describe_put(&item)]) {
+            return Ok(());
+        }
         // One item: a conditional put (half a transaction's write units).
-        self.put_conditional(audit_item(t, record)?, "attribute_not_exists(pk)", &[]).await
+        self.put_conditional(item, "attribute_not_exists(pk)", &[]).await
     }
 
     /// A record, unless it has expired (expiry is lazy: see `keys`).

@@ -9,6 +9,7 @@ pub mod cache;
 pub mod capacity;
 mod confirmations;
 mod deliveries;
+mod dry_run;
 mod emails;
 pub mod idempotency;
 mod inboxes;
@@ -129,9 +130,9 @@ impl StoreTimeouts {
 pub struct Store {
     client: Client,
     table: String,
-    /// A dry run (`admin --dry-run`): transactions are described here
+    /// A dry run (`admin --dry-run`, `dry_run`): writes are described here
     /// instead of written; reads still read the table.
-    dry_run: Option<std::sync::Arc<std::sync::Mutex<Vec<String>>>>,
+    dry_run: Option<std::sync::Arc<dry_run::Described>>,
     /// Configuration the busy path reads again and again (`cache`).
     cache: std::sync::Arc<cache::ReadCache>,
 }
@@ -183,19 +184,36 @@ impl Store {
         }
     }
 
-    /// The same table, for a dry run: every transaction is described (one
-    /// line per item it would write) and not written. Only administration
-    /// changes run this way; they all write through one transaction.
+    /// The same table, for a dry run (`dry_run`): its client refuses every
+    /// call that is not a read, and the write primitives describe what they
+    /// would write (one line per item) instead of writing it.
     pub fn dry_run(&self) -> Store {
-        Store { dry_run: Some(std::sync::Arc::default()), ..self.clone() }
+        let config = self.client.config().to_builder().interceptor(dry_run::ReadOnly).build();
+        Store { client: Client::from_conf(config), dry_run: Some(std::sync::Arc::default()), ..self.clone() }
     }
 
     /// What a dry run would have written, in order.
     pub fn described_writes(&self) -> Vec<String> {
-        self.dry_run
-            .as_ref()
-            .map(|d| d.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone())
-            .unwrap_or_default()
+        self.dry_run.as_ref().map(|d| d.lines()).unwrap_or_default()
+    }
+
+    /// Whether a dry run would have changed anything (more than the audit
+    /// record of a call that changed nothing).
+    pub fn described_a_change(&self) -> bool {
+        self.dry_run.as_ref().is_some_and(|d| d.changes())
+    }
+
+    /// In a dry run, keeps what a write would write (`change`: part of a
+    /// change, not a lone audit record) and says so: the caller then
+    /// answers as if written. Outside one, false: the caller writes.
+    pub(crate) fn describe(&self, change: bool, lines: impl FnOnce() -> Vec<String>) -> bool {
+        match &self.dry_run {
+            Some(described) => {
+                described.add(change, lines());
+                true
+            }
+            None => false,
+        }
     }
 
     pub fn table(&self) -> &str {

@@ -15,7 +15,7 @@ use super::keys::{self, PK, SK};
 use super::writes::{Audit, built, put};
 use super::{Store, StoreError, n, s};
 use crate::domain::records::{Grant, Member, Workspace, WorkspaceStatus};
-use crate::domain::{OrgId, Role, Tenant, WorkspaceId};
+use crate::domain::{OrgId, Role, Shards, Tenant, WorkspaceId};
 
 /// Why a grant could not be taken away.
 #[derive(Debug, PartialEq, Eq)]
@@ -153,6 +153,35 @@ impl Store {
 
     pub async fn get_workspace(&self, org: &OrgId, ws: &WorkspaceId) -> Result<Option<Workspace>, StoreError> {
         self.get(keys::tenant(org), keys::workspace_sk(ws)).await
+    }
+
+    /// Whether a workspace of the organization has `slug` (one read: what
+    /// `create_workspace`'s condition checks, read first so that a dry run
+    /// answers as the real run would).
+    pub async fn workspace_slug_taken(&self, org: &OrgId, slug: &str) -> Result<bool, StoreError> {
+        Ok(self.item(keys::tenant(org), keys::workspace_slug(slug)).await?.is_some())
+    }
+
+    /// Raises workspace `ws`'s write shards (`set_write_shards`) and, when
+    /// that changed them, writes the call's audit record right after, in
+    /// the workspace's trail. The raise is two updates of the
+    /// organization's record, not one transaction, so the record follows
+    /// the change instead of sharing its transaction. Nothing to do (the
+    /// count it has): no record here; the caller writes the call's lone one.
+    pub async fn raise_write_shards(
+        &self,
+        org: &OrgId,
+        ws: &WorkspaceId,
+        count: u16,
+        now: u64,
+        audit: &Audit<'_>,
+    ) -> Result<Shards, StoreError> {
+        let before = self.org_workspaces(org).await?.shards.get(ws).copied().unwrap_or_default();
+        let after = self.set_write_shards(org, ws, count, now).await?;
+        if after != before {
+            self.transact_audited(&tenant_of(org, ws), Vec::new(), Some(audit)).await?;
+        }
+        Ok(after)
     }
 
     /// Creates a workspace with its slug reserved and its id added to the

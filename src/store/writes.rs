@@ -46,8 +46,8 @@ fn cancelled(codes: &[String]) -> StoreError {
     }
 }
 
-/// One line for an item of a transaction: what it writes and where.
-fn describe(item: &TransactWriteItem) -> String {
+/// An item's attributes as `name=value`, sorted.
+fn attrs(map: &Item) -> String {
     let text = |v: &AttributeValue| match v {
         AttributeValue::S(s) => s.clone(),
         AttributeValue::N(n) => n.clone(),
@@ -55,13 +55,20 @@ fn describe(item: &TransactWriteItem) -> String {
         AttributeValue::Bool(b) => b.to_string(),
         other => format!("{other:?}"),
     };
-    let attrs = |map: &std::collections::HashMap<String, AttributeValue>| {
-        let mut pairs: Vec<String> = map.iter().map(|(k, v)| format!("{k}={}", text(v))).collect();
-        pairs.sort();
-        pairs.join(" ")
-    };
+    let mut pairs: Vec<String> = map.iter().map(|(k, v)| format!("{k}={}", text(v))).collect();
+    pairs.sort();
+    pairs.join(" ")
+}
+
+/// One line for an item a put writes.
+pub(super) fn describe_put(item: &Item) -> String {
+    format!("put    {}", attrs(item))
+}
+
+/// One line for an item of a transaction: what it writes and where.
+fn describe(item: &TransactWriteItem) -> String {
     if let Some(put) = item.put() {
-        format!("put    {}", attrs(put.item()))
+        describe_put(put.item())
     } else if let Some(update) = item.update() {
         format!("update {} {}", attrs(update.key()), update.update_expression())
     } else if let Some(delete) = item.delete() {
@@ -117,9 +124,7 @@ impl Store {
     /// cancelled by a concurrent transaction or by throttling is `Throttled`
     /// (worth retrying), and any other reason is `Unavailable`.
     pub(super) async fn transact(&self, items: Vec<TransactWriteItem>) -> Result<(), StoreError> {
-        if let Some(described) = &self.dry_run {
-            let mut described = described.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            described.extend(items.iter().map(describe));
+        if self.describe(true, || items.iter().map(describe).collect()) {
             return Ok(());
         }
         match self.client().transact_write_items().set_transact_items(Some(items)).send().await {
@@ -196,6 +201,9 @@ impl Store {
         condition: &str,
         values: &[(&str, AttributeValue)],
     ) -> Result<(), StoreError> {
+        if self.describe(true, || vec![describe_put(&item)]) {
+            return Ok(());
+        }
         let mut request =
             self.client().put_item().table_name(self.table()).set_item(Some(item)).condition_expression(condition);
         for (k, v) in values {

@@ -373,3 +373,40 @@ async fn with_local_job_polling_off_an_enqueued_job_stays_queued() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("LOCAL_JOB_POLL_MS=soon: milliseconds"), "{stderr}");
 }
+
+/// `make run`'s snapshot of the local table: private on disk, and only of and
+/// into a table on this machine, an empty one for a restore.
+#[tokio::test]
+async fn a_snapshot_is_private_and_goes_only_into_an_empty_local_table() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let key = std::env::temp_dir().join(format!("{}.key", common::unique_table()));
+    let (table, empty) = (common::unique_table(), common::unique_table());
+    let dir = std::env::temp_dir().join(format!("{}-data", common::unique_table()));
+    let file = dir.join("table.jsonl");
+    let path = file.to_str().unwrap();
+    let run = |table: &str, args: &[&str]| binary(args, free_port(), free_port(), &key, table).output().unwrap();
+    for (table, step) in [(&table, "create-table"), (&table, "seed"), (&empty, "create-table")] {
+        let out = run(table, &[step]);
+        assert!(out.status.success(), "{step}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    assert!(run(&table, &["snapshot", "save", path]).status.success());
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!((mode(&file), mode(&dir)), (0o600, 0o700), "the file and the directory it made are the owner's");
+
+    let before = common::table_dump_sorted(&table).await;
+    let out = run(&table, &["snapshot", "restore", path]);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("is not empty"), "{out:?}");
+    assert_eq!(common::table_dump_sorted(&table).await, before, "a table with items is not restored into");
+    for elsewhere in ["http://10.0.0.1:8000", "https://dynamodb.us-east-1.amazonaws.com"] {
+        let out = binary(&["snapshot", "restore", path], free_port(), free_port(), &key, &empty)
+            .env("DYNAMODB_ENDPOINT", elsewhere)
+            .output()
+            .unwrap();
+        assert!(String::from_utf8_lossy(&out.stderr).contains("only a local table"), "{elsewhere}: {out:?}");
+    }
+    assert!(common::table_dump_sorted(&empty).await.is_empty());
+    let out = run(&empty, &["snapshot", "restore", path]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(common::table_dump_sorted(&empty).await, before, "restored as saved");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

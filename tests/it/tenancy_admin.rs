@@ -12,9 +12,14 @@ use crate::common::{self, ADMIN_SCOPES, Harness, ISSUER, MCP_RESOURCE, send};
 /// Runs `kobana-inbox-mcp admin <args>` against the harness's table: exit
 /// code, stdout, stderr.
 fn cli(h: &Harness, args: &str) -> (i32, String, String) {
+    cli_args(h, &args.split(' ').collect::<Vec<_>>())
+}
+
+/// `cli` with the arguments as given (one may hold a space or a newline).
+fn cli_args(h: &Harness, args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_kobana-inbox-mcp"))
         .arg("admin")
-        .args(args.split(' '))
+        .args(args)
         .env("TABLE_NAME", &h.table)
         .env("DYNAMODB_ENDPOINT", common::dynamodb_endpoint())
         .env("AWS_REGION", "us-east-1")
@@ -137,8 +142,8 @@ async fn the_cli_says_what_went_wrong_with_its_exit_code_and_a_dry_run_writes_no
     let (code, _, err) = cli(&h, "member set --org org_demo --workspace ws_main --subject x");
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--role is required"), "{err}");
-    let (code, _, err) = cli(&h, "member remove --help");
-    assert!(code == 2 && err.contains("usage: kobana-inbox-mcp admin member remove"), "{err}");
+    let (code, out, _) = cli(&h, "member remove --help");
+    assert!(code == 0 && out.contains("usage: kobana-inbox-mcp admin member remove"), "{out}");
     let (code, _, err) = cli(&h, "member remove --org org_demo --workspace ws_main --subject usr_admin");
     assert_eq!(code, 3, "{err}");
     assert!(err.starts_with("last_admin:"), "{err}");
@@ -155,6 +160,162 @@ async fn the_cli_says_what_went_wrong_with_its_exit_code_and_a_dry_run_writes_no
     let new: Vec<&String> = after.iter().filter(|i| !before.contains(i)).collect();
     let gone: Vec<&String> = before.iter().filter(|i| !after.contains(i)).collect();
     assert!(new.is_empty() && gone.is_empty(), "a dry run writes nothing: new {new:?}, gone {gone:?}");
+}
+
+/// Runs a dry run and checks that the table, audit records included, is
+/// exactly as before: exit code, stdout, stderr.
+async fn dry(h: &Harness, line: &str) -> (i32, String, String) {
+    let before = keys(&h.table).await;
+    let out = cli(h, line);
+    assert_eq!(keys(&h.table).await, before, "{line} wrote: {out:?}");
+    out
+}
+
+#[tokio::test]
+async fn a_dry_run_writes_nothing_not_even_an_audit_record_and_answers_what_the_real_run_would() {
+    let h = Harness::new();
+    h.app().await;
+    let pipeline = inbox::seed::MAIL_PIPELINE;
+    // Nothing to do: the answer of the real run, and that nothing would change.
+    for line in [
+        "member set --org org_demo --workspace ws_main --subject usr_operator --role operator --dry-run".to_owned(),
+        "org-admin add --org org_demo --subject usr_admin --dry-run".into(),
+        format!("pipeline register --org org_demo --workspace ws_main --subject {pipeline} --dry-run"),
+    ] {
+        let out = dry(&h, &line).await;
+        assert_eq!(out.0, 0, "{line}: {}", out.2);
+        assert!(out.1.starts_with("dry run: nothing was written; nothing would change"), "{line}: {}", out.1);
+        assert!(out.1.contains("changed=false"), "{line}: the record the real run writes is shown: {}", out.1);
+    }
+    // Refused: the real run's refusal, read before any write.
+    for (line, code) in [
+        ("member remove --org org_demo --workspace ws_main --subject usr_nobody --dry-run", "not_found:"),
+        ("member remove --org org_demo --workspace ws_ops --subject usr_admin --dry-run", "last_admin:"),
+        ("member set --org org_demo --workspace ws_ops --subject usr_admin --role viewer --dry-run", "last_admin:"),
+        ("workspace create --org org_demo --name Again --slug main --dry-run", "slug_taken:"),
+        ("pipeline unregister --org org_demo --workspace ws_main --subject svc_nobody --dry-run", "not_found:"),
+        ("org-admin remove --org org_demo --subject usr_nobody --dry-run", "not_found:"),
+        ("org-admin remove --org org_demo --subject usr_admin --dry-run", "last_org_admin:"),
+        ("workspace rename --org org_demo --workspace ws_nope --name X --dry-run", "not_found:"),
+    ] {
+        let out = dry(&h, line).await;
+        assert_eq!(out.0, 3, "{line}: {out:?}");
+        assert!(out.2.starts_with(code), "{line}: {}", out.2);
+        assert!(out.1.starts_with("dry run: nothing was written; the real run would be refused"), "{line}: {}", out.1);
+        // The real run gives the same answer (and writes the refusal's record).
+        let real = cli(&h, line.trim_end_matches(" --dry-run"));
+        assert_eq!((real.0, real.2.split(':').next()), (3, code.split(':').next()), "{line}: {real:?}");
+    }
+    // A change: described, not made.
+    let out = dry(&h, "workspace rename --org org_demo --workspace ws_main --name Renamed --dry-run").await;
+    assert!(out.0 == 0 && out.1.starts_with("dry run: nothing was written; the change would write:"), "{out:?}");
+    assert!(out.1.contains("Renamed"), "{}", out.1);
+}
+
+#[tokio::test]
+async fn a_flag_value_that_looks_like_a_flag_or_holds_a_control_character_is_refused_and_changes_nothing() {
+    let h = Harness::new();
+    h.app().await;
+    let before = keys(&h.table).await;
+    // `--dry-run` is not a name: nothing is renamed.
+    let (code, _, err) = cli(&h, "workspace rename --org org_demo --workspace ws_main --name --dry-run");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--name needs a value"), "{err}");
+    for subject in ["ops\nforged: a second line", "ops\r", "ops\u{1b}[31m", "ops\u{2028}", "ops\u{202e}"] {
+        let args = ["member", "set", "--org", "org_demo", "--workspace", "ws_main", "--subject", "usr_new", "--role"];
+        let (code, _, err) = cli_args(&h, &[&args[..], &["viewer", "--as", subject]].concat());
+        assert_eq!(code, 2, "{subject:?}: {err}");
+        assert!(err.contains("--as must not contain control characters"), "{err}");
+        let (code, _, err) =
+            cli_args(&h, &["workspace", "rename", "--org", "org_demo", "--workspace", "ws_main", "--name", subject]);
+        assert_eq!(code, 2, "{subject:?}: {err}");
+    }
+    assert_eq!(keys(&h.table).await, before, "nothing was written");
+}
+
+#[tokio::test]
+async fn help_asked_for_is_success_on_stdout_at_every_level_and_usage_errors_stay_exit_2() {
+    let h = Harness::empty();
+    for (line, wanted) in [
+        ("--help", "workspace shards"),
+        ("-h", "org-admin add"),
+        ("help", "member set"),
+        ("workspace --help", "workspace rename"),
+        ("member --help", "member remove"),
+        ("member set --help", "usage: kobana-inbox-mcp admin member set --org ORG"),
+        ("workspace shards --help", "usage: kobana-inbox-mcp admin workspace shards --org ORG"),
+        ("org-admin list --org org_demo --help", "usage: kobana-inbox-mcp admin org-admin list"),
+    ] {
+        let (code, out, err) = cli(&h, line);
+        assert_eq!(code, 0, "{line}: {err}");
+        assert!(out.contains(wanted) && err.is_empty(), "{line}: {out} / {err}");
+    }
+    for (line, wanted) in [
+        ("", "usage: kobana-inbox-mcp admin <command>"),
+        ("member promote --org org_demo", "unknown command: member promote"),
+        ("member set --org org_demo", "--workspace is required"),
+        ("workspace shards --org org_demo --workspace ws_main --count many", "--count must be a whole number"),
+    ] {
+        let (code, out, err) = cli(&h, line);
+        assert_eq!(code, 2, "{line}: {out}");
+        assert!(err.contains(wanted) && out.is_empty(), "{line}: {err}");
+    }
+    let top = Command::new(env!("CARGO_BIN_EXE_kobana-inbox-mcp")).args(["admin", "--help"]).output().unwrap();
+    assert_eq!(top.status.code(), Some(0));
+}
+
+#[tokio::test]
+async fn raising_a_workspaces_shards_leaves_a_record_in_its_trail_like_every_administration_change() {
+    let h = Harness::new();
+    h.app().await;
+    let out = printed(&cli(&h, "workspace shards --org org_demo --workspace ws_main --count 4 --as ops@example"));
+    assert_eq!((out["data"]["count"].as_u64(), out["data"]["previous"].as_u64()), (Some(4), Some(1)), "{out}");
+    let (code, _, err) = cli(&h, "workspace shards --org org_demo --workspace ws_main --count 2");
+    assert!(code == 3 && err.starts_with("invalid_count:"), "{err}");
+    let (code, _, err) = cli(&h, "workspace shards --org org_demo --workspace ws_main --count 4 --dry-run");
+    assert!(code == 2 && err.contains("no --dry-run"), "{err}");
+
+    let auditor = token(&h, "usr_admin", "org_demo", common::ALL_SCOPES);
+    let trail = send(h.api("GET", "/audit?limit=100").token(&auditor)).await.json();
+    let records: Vec<&Value> =
+        trail["data"].as_array().unwrap().iter().filter(|r| r["operation"] == "workspace_shards").collect();
+    assert_eq!(records.len(), 1, "the raise: {trail}");
+    let raised = records[0];
+    assert_eq!(raised["changed"], true, "{raised}");
+    assert_eq!(
+        (&raised["surface"], &raised["action"], &raised["subject"], &raised["target_id"]),
+        (&json!("cli"), &json!("admin workspace shards"), &json!("ops@example"), &json!("ws_main")),
+        "{raised}"
+    );
+    // A refusal is recorded where every refused administration call is: the organization's trail.
+    let boss = token(&h, "usr_admin", "org_demo", "org:admin");
+    let org_trail = send(h.api("GET", "/org/audit?limit=100").token(&boss)).await.json();
+    let refused: Vec<&Value> =
+        org_trail["data"].as_array().unwrap().iter().filter(|r| r["operation"] == "workspace_shards").collect();
+    assert_eq!(refused.len(), 1, "{org_trail}");
+    assert_eq!(
+        (&refused[0]["status"], &refused[0]["error_code"], &refused[0]["changed"]),
+        (&json!(409), &json!("invalid_count"), &json!(false)),
+        "{org_trail}"
+    );
+}
+
+#[tokio::test]
+async fn a_dry_run_store_refuses_a_write_that_does_not_describe_itself() {
+    let h = Harness::new();
+    let store = h.app().await.store.dry_run();
+    let before = keys(&h.table).await;
+    let (org, ws) =
+        (inbox::domain::OrgId::parse("org_demo").unwrap(), inbox::domain::WorkspaceId::parse("ws_main").unwrap());
+    assert!(store.set_write_shards(&org, &ws, 8, 0).await.is_err(), "its updates are refused, not sent");
+    let item = [("pk", "T#x"), ("sk", "X")]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), aws_sdk_dynamodb::types::AttributeValue::S(v.into())))
+        .collect();
+    assert!(store.put_raw(item).await.is_err());
+    assert!(store.get_workspace(&org, &ws).await.unwrap().is_some(), "reads still read the table");
+    assert_eq!(keys(&h.table).await, before);
+    assert!(store.described_writes().is_empty());
 }
 
 #[tokio::test]
