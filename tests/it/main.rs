@@ -28,3 +28,4 @@ mod security;
 mod shards;
 mod tasks;
 mod tenancy_admin;
+mod text_fields;
