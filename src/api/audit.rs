@@ -34,7 +34,7 @@ use super::error::ApiError;
 use super::input::invalid_parameter;
 use super::operation::{Operation, Tool, Verb, operation};
 use super::page::page_request;
-use super::schemas::{Record, Shape, described, id, string};
+use super::schemas::{Record, Shape, caller_string, described, id, string};
 use super::{ApiResponse, Ctx, Input, Needs, Op};
 use crate::domain::clock::{format, parse_instant};
 use crate::domain::ids::{Kind, is_id};
@@ -222,7 +222,7 @@ pub(crate) async fn finish(ctx: &Ctx<'_>, change: &Change<'_>, outcome: &Result<
 pub(super) fn filters() -> Vec<(&'static str, serde_json::Value)> {
     let when = |d| described(string(10, 40), d);
     vec![
-        ("subject", described(string(1, 255), "Only changes by this token subject")),
+        ("subject", described(caller_string(1, 255), "Only changes by this token subject")),
         ("target_id", id("record changed")),
         ("since", when("RFC 3339 time, inclusive, or a date (its midnight UTC)")),
         ("until", when("RFC 3339 time, inclusive, or a date (its midnight UTC)")),
@@ -268,6 +268,7 @@ pub(super) async fn list(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse
     let params = input.params(&["limit", "cursor", "subject", "target_id", "since", "until"])?;
     let mut filter = AuditFilter::default();
     if let Some(subject) = params.get("subject") {
+        super::input::caller_query("subject", subject)?;
         if subject.is_empty() || subject.len() > 255 {
             return Err(invalid_parameter("subject", "must be a token subject (1 to 255 characters)"));
         }

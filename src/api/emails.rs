@@ -251,8 +251,9 @@ async fn ingest(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErro
         return Err(ApiError::invalid("attachments", "at most 50 attachments"));
     }
     for (i, a) in body.attachments.iter().enumerate() {
-        input::text(&format!("attachments[{i}].name"), &a.name, 255)?;
-        input::text(&format!("attachments[{i}].content_type"), &a.content_type, 127)?;
+        // Copied from the e-mail: third-party text, kept as received (bounded only).
+        input::bounded(&format!("attachments[{i}].name"), &a.name, 255)?;
+        input::bounded(&format!("attachments[{i}].content_type"), &a.content_type, 127)?;
     }
     let received_at = match &body.received_at {
         None => now_string(),

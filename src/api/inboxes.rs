@@ -8,7 +8,7 @@ use super::error::ApiError;
 use super::input::{self, invalid_parameter};
 use super::operation::{Operation, Tool, Verb, operation};
 use super::page::page_request;
-use super::schemas::{Record, Shape, described, input as fields, one_of, put, string};
+use super::schemas::{Record, Shape, caller_string, described, input as fields, one_of, put};
 use super::upsert::{self, Reserved, Upserted};
 use super::{ApiResponse, Ctx, Input, Needs, Op};
 use crate::domain::Permission::{Administer, Read};
@@ -36,16 +36,26 @@ const READ: Needs = Needs::Role(Scope::InboxesRead, Read);
 const WRITE: Needs = Needs::Role(Scope::InboxesWrite, Administer);
 
 /// A tool whose call is confirmed by the user when it gives `sender_policy`
-/// (who may send to the inbox); without it, the change runs at once.
+/// (who may send to the inbox) or `status` (whether it takes mail at all);
+/// without them (a new name), the change runs at once.
+///
+/// Any `status` asks, `active` included, as any `sender_policy` does: the
+/// decision is made on the arguments, before the inbox is read, and undoing
+/// a pause is no more harmless than making one: a person pauses an inbox
+/// flooded with forged bills or a compromised sender, and an injected prompt
+/// re-opening it brings that mail back into processing and onto webhooks.
 const fn policy_tool(name: &'static str, title: &'static str, description: &'static str) -> Tool {
-    let effect = "Who may send to this inbox changes: with sender_policy anyone, mail from every sender is accepted and processed; with allowed_only, only mail from the inbox's allowed senders is.";
-    Tool { confirm_when: &["sender_policy"], ..Tool::destructive(name, title, description, effect) }
+    let effect = "Whether and from whom this inbox takes mail changes: with status paused it refuses all new mail until it is active again; with sender_policy anyone, mail from every sender is accepted and processed; with allowed_only, only mail from the inbox's allowed senders is.";
+    Tool { confirm_when: &["sender_policy", "status"], ..Tool::destructive(name, title, description, effect) }
 }
 
 pub static LIST: Operation = Operation {
     summary: "List inboxes",
     list: Some(|| {
-        vec![("status", one_of(InboxStatus::NAMES)), ("q", described(string(1, 100), "Text to find in name or slug"))]
+        vec![
+            ("status", one_of(InboxStatus::NAMES)),
+            ("q", described(caller_string(1, 100), "Text to find in name or slug")),
+        ]
     }),
     answers: &[(StatusCode::OK, Shape::Page(Record::Inbox))],
     tool: Some(Tool::read(
@@ -68,7 +78,7 @@ pub static UPSERT: Operation = Operation {
     summary: "Create or update an inbox by slug",
     body: Some(|| {
         fields(
-            json!({"slug": described(string(2, 63), "Lowercase letters, digits and -"), "name": string(1, 120),
+            json!({"slug": described(caller_string(2, 63), "Lowercase letters, digits and -"), "name": caller_string(1, 120),
                    "status": one_of(InboxStatus::NAMES),
                    "sender_policy": described(one_of(SenderPolicy::NAMES), "allowed_only rejects mail from senders not on the inbox's list")}),
             &["slug", "name"],
@@ -78,7 +88,7 @@ pub static UPSERT: Operation = Operation {
     tool: Some(policy_tool(
         "inboxes_upsert",
         "Create or update inbox",
-        "Create the inbox with this slug, or update it when the slug exists. Omitted optional fields keep their value. Giving sender_policy changes who may send to the inbox: the user is asked to confirm.",
+        "Create the inbox with this slug, or update it when the slug exists. Omitted optional fields keep their value. Giving status (paused stops all mail intake) or sender_policy (who may send to the inbox) asks the user to confirm.",
     )),
     ..operation("inboxes_upsert", Verb::Put, "/inboxes", WRITE, |ctx, input| Box::pin(upsert(ctx, input)))
 };
@@ -88,7 +98,7 @@ pub static UPDATE: Operation = Operation {
     id_of: "inbox",
     body: Some(|| {
         let mut schema = fields(
-            json!({"name": string(1, 120), "status": one_of(InboxStatus::NAMES), "sender_policy": one_of(SenderPolicy::NAMES)}),
+            json!({"name": caller_string(1, 120), "status": one_of(InboxStatus::NAMES), "sender_policy": one_of(SenderPolicy::NAMES)}),
             &[],
         );
         put(&mut schema, "minProperties", json!(1));
@@ -98,7 +108,7 @@ pub static UPDATE: Operation = Operation {
     tool: Some(policy_tool(
         "inboxes_update",
         "Update inbox",
-        "Change an inbox's name, status or sender policy. Give at least one of them. Giving sender_policy changes who may send to the inbox: the user is asked to confirm.",
+        "Change an inbox's name, status or sender policy. Give at least one of them. Giving status (paused stops all mail intake) or sender_policy (who may send to the inbox) asks the user to confirm; a new name alone runs at once.",
     )),
     ..operation("inbox_update", Verb::Patch, "/inboxes/{id}", WRITE, |ctx, input| Box::pin(update(ctx, input)))
 };
@@ -125,7 +135,7 @@ async fn list(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError>
                 invalid_parameter("status", &format!("must be {}", input::or_list(InboxStatus::NAMES)))
             })?),
         };
-    let q = match params.get("q") {
+    let q = match params.get("q").map(|q| input::caller_query("q", q)).transpose()? {
         None => None,
         Some(q) if q.chars().count() <= 100 && !q.trim().is_empty() => Some(q.trim().to_lowercase()),
         Some(_) => return Err(invalid_parameter("q", "must have 1 to 100 characters")),

@@ -2,13 +2,22 @@
 //! wrong types are 400 naming the field), query parameters (unknown or
 //! repeated ones are 400), and the value rules shared by the handlers
 //! (addresses, URLs, slugs, lengths), which answer 422 naming the field.
+//!
+//! Every text a caller gives — a body field, a path segment, a free-text
+//! filter, a tool argument — passes `caller_text` (`caller_query` for a query
+//! parameter, `caller_arguments` for a tool's arguments): the one rule that
+//! keeps the characters `crate::domain::text` names (separators, controls,
+//! bidirectional and zero-width characters, tags) out of what the API stores
+//! and shows. Third-party e-mail text (an ingestion's subject, body and
+//! attachment names) does not: it is stored as received.
 
 use std::collections::BTreeMap;
 
 use serde::de::DeserializeOwned;
-use serde_json::json;
+use serde_json::{Map, Value, json};
 
 use super::error::ApiError;
+use crate::domain::text;
 
 /// Parses a JSON body into `T` (declared with `deny_unknown_fields`).
 pub fn body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
@@ -76,8 +85,61 @@ pub fn invalid_parameter(name: &str, message: &str) -> ApiError {
     ApiError::bad_request("invalid_parameter", format!("{name}: {message}"), json!({"parameter": name}))
 }
 
-/// Trimmed text of 1..=max characters without control characters.
+/// Why `value` may not be a caller's text, when it may not: the first
+/// character it must not hold, named by its code point.
+fn refusal(value: &str) -> Option<String> {
+    text::first_hidden(value).map(|(c, name)| format!("must not contain {}", text::describe(c, name)))
+}
+
+/// A caller's text, as given, when it holds none of the characters
+/// `crate::domain::text` refuses; otherwise 422 `validation_failed` naming
+/// the field and the character (`description: must not contain U+2028 (line
+/// separator)`). Checked before any trimming: a separator at either end is
+/// refused, never silently dropped.
+pub fn caller_text<'v>(field: &str, value: &'v str) -> Result<&'v str, ApiError> {
+    match refusal(value) {
+        None => Ok(value),
+        Some(why) => Err(ApiError::invalid(field, why)),
+    }
+}
+
+/// `caller_text` for a query parameter: the same rule and message, as the
+/// 400 `invalid_parameter` every query parameter error is.
+pub fn caller_query<'v>(name: &str, value: &'v str) -> Result<&'v str, ApiError> {
+    match refusal(value) {
+        None => Ok(value),
+        Some(why) => Err(invalid_parameter(name, &why)),
+    }
+}
+
+/// `caller_text` on every string of a tool's arguments (in arrays too),
+/// checked before the call asks for any confirmation: a text the handler
+/// would refuse never reaches the person's confirmation form. The error is
+/// the handler's own, naming the argument (`events[0]`).
+pub fn caller_arguments(args: &Map<String, Value>) -> Result<(), ApiError> {
+    fn walk(field: &str, value: &Value) -> Result<(), ApiError> {
+        match value {
+            Value::String(s) => caller_text(field, s).map(|_| ()),
+            Value::Array(items) => {
+                items.iter().enumerate().try_for_each(|(i, item)| walk(&format!("{field}[{i}]"), item))
+            }
+            Value::Object(map) => map.iter().try_for_each(|(k, v)| walk(&format!("{field}.{k}"), v)),
+            Value::Null | Value::Bool(_) | Value::Number(_) => Ok(()),
+        }
+    }
+    args.iter().try_for_each(|(name, value)| walk(name, value))
+}
+
+/// A caller's trimmed text of 1..=max characters (`caller_text`).
 pub fn text(field: &str, value: &str, max: usize) -> Result<String, ApiError> {
+    bounded(field, caller_text(field, value)?, max).map(str::to_owned)
+}
+
+/// Trimmed text of 1..=max characters without C0 or C1 controls. Alone, for
+/// third-party text checked as it always was rather than as a caller's: an
+/// ingested attachment's name and type, which the pipeline copies from the
+/// e-mail.
+pub fn bounded<'v>(field: &str, value: &'v str, max: usize) -> Result<&'v str, ApiError> {
     let value = value.trim();
     if value.is_empty() {
         return Err(ApiError::invalid(field, "must not be empty"));
@@ -85,14 +147,15 @@ pub fn text(field: &str, value: &str, max: usize) -> Result<String, ApiError> {
     if value.chars().count() > max {
         return Err(ApiError::invalid(field, format!("must have at most {max} characters")));
     }
-    if value.chars().any(|c| c.is_control()) {
+    if value.chars().any(char::is_control) {
         return Err(ApiError::invalid(field, "must not contain control characters"));
     }
-    Ok(value.to_owned())
+    Ok(value)
 }
 
 /// An inbox slug: lowercase letters, digits and `-`, 2 to 63, starting with a letter or digit.
 pub fn slug(field: &str, value: &str) -> Result<String, ApiError> {
+    let value = caller_text(field, value)?;
     let ok = (2..=63).contains(&value.len())
         && value.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         && value.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric());

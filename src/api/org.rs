@@ -35,7 +35,7 @@ use super::error::ApiError;
 use super::input;
 use super::operation::{Operation, Verb, no_filters, operation};
 use super::page::page_request;
-use super::schemas::{Record, Shape, described, input as fields, one_of, string};
+use super::schemas::{Record, Shape, caller_string, described, input as fields, one_of};
 use super::{ApiResponse, Ctx, Input, Needs, Op};
 use crate::domain::ids::Kind;
 use crate::domain::records::{Grant, Member, Workspace, WorkspaceStatus};
@@ -67,7 +67,7 @@ const ORG: Needs = Needs::Org(Scope::OrgAdmin);
 
 pub static NAME: Operation = Operation {
     summary: "Name the organization (the first call creates its record: the command line's `org create`)",
-    body: Some(|| fields(json!({"name": string(1, 120)}), &["name"])),
+    body: Some(|| fields(json!({"name": caller_string(1, 120)}), &["name"])),
     answers: &[(StatusCode::OK, Shape::Data(Record::Organization))],
     ..operation("org_name", Verb::Put, "/org", ORG, |ctx, input| Box::pin(name(ctx, input)))
 };
@@ -83,8 +83,8 @@ pub static WORKSPACE_CREATE: Operation = Operation {
     summary: "Create a workspace (its id is chosen by the server)",
     body: Some(|| {
         fields(
-            json!({"name": string(1, 120),
-                   "slug": described(string(2, 63), "Lowercase letters, digits and -; unique in the organization")}),
+            json!({"name": caller_string(1, 120),
+                   "slug": described(caller_string(2, 63), "Lowercase letters, digits and -; unique in the organization")}),
             &["name", "slug"],
         )
     }),
@@ -102,7 +102,7 @@ pub static WORKSPACE_GET: Operation = Operation {
 pub static WORKSPACE_RENAME: Operation = Operation {
     summary: "Rename a workspace",
     id_of: "workspace",
-    body: Some(|| fields(json!({"name": string(1, 120)}), &["name"])),
+    body: Some(|| fields(json!({"name": caller_string(1, 120)}), &["name"])),
     answers: &[(StatusCode::OK, Shape::Data(Record::OrgWorkspace))],
     ..operation("workspace_rename", Verb::Patch, "/org/workspaces/{id}", ORG, |ctx, input| Box::pin(rename(ctx, input)))
 };
@@ -238,10 +238,11 @@ fn no_workspace() -> ApiError {
     ApiError::NotFound { what: "Workspace" }
 }
 
-/// A token subject from the path: 1 to 255 characters, no control characters.
+/// A token subject from the path: 1 to 255 characters of a caller's text.
 fn subject(value: &str) -> Result<String, ApiError> {
-    if value.is_empty() || value.len() > 255 || value.chars().any(char::is_control) {
-        return Err(ApiError::invalid("sub", "must be a token subject (1 to 255 characters, no control characters)"));
+    let value = input::caller_text("sub", value)?;
+    if value.is_empty() || value.len() > 255 {
+        return Err(ApiError::invalid("sub", "must be a token subject (1 to 255 characters)"));
     }
     Ok(value.to_owned())
 }

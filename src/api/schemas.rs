@@ -41,9 +41,26 @@ pub(super) fn put(target: &mut Value, key: &str, value: Value) {
     }
 }
 
+/// `schema` with `description` (before the one it has, if any).
 pub(super) fn described(mut schema: Value, description: &str) -> Value {
-    put(&mut schema, "description", Value::from(description));
+    let text = match schema.get("description").and_then(Value::as_str) {
+        Some(existing) => format!("{description}. {existing}"),
+        None => description.to_owned(),
+    };
+    put(&mut schema, "description", Value::from(text));
     schema
+}
+
+/// What every caller's text field says of the characters it may not hold
+/// (`api::input::caller_text`). JSON Schema could say it with a `pattern`,
+/// but the tools' argument checker has no regular expressions and the
+/// ranges reach past the Basic Multilingual Plane (tags), where the
+/// patterns' dialects differ; so the description says it.
+pub(super) const CALLER_TEXT: &str = "No control characters (C0, C1: tab, line feed, escape, ...), line or paragraph separators (U+2028, U+2029) or invisible format characters (bidirectional controls, zero-width characters, tags U+E0000-U+E007F): refused naming the character";
+
+/// A caller's text field of `min..=max` characters (`CALLER_TEXT`).
+pub(super) fn caller_string(min: u32, max: u32) -> Value {
+    described(string(min, max), CALLER_TEXT)
 }
 
 pub(super) fn one_of(values: &[&str]) -> Value {
@@ -124,12 +141,12 @@ pub fn path_params(op: Op) -> Vec<(&'static str, Value)> {
 
 /// A token subject (`sub`): a person or a machine client.
 pub(super) fn subject() -> Value {
-    described(string(1, 255), "The token subject (sub) of the person or machine client")
+    described(caller_string(1, 255), "The token subject (sub) of the person or machine client")
 }
 
 /// An allowed sender, as a path parameter or a body field.
 pub(super) fn sender() -> Value {
-    described(string(3, 254), "An e-mail address or @domain")
+    described(caller_string(3, 254), "An e-mail address or @domain")
 }
 
 /// The query parameters of `op` (lists only: their filters, then `limit`
@@ -390,8 +407,9 @@ pub fn error_statuses(op: Op) -> Vec<u16> {
         // Idempotency-Key conflicts, state conflicts; bodies over 1 MiB.
         statuses.extend([409, 413]);
     }
-    // A token subject in the path is checked like a value (`{sub}`: 422 naming it).
-    if op.takes_body() || op.takes_query() || op.template.contains("{sub}") {
+    // A token subject or a sender in the path is checked like a value (422
+    // naming it: a character no caller's text may hold, `api::input::caller_text`).
+    if op.takes_body() || op.takes_query() || op.template.contains("{sub}") || op.template.contains("{sender}") {
         statuses.push(422);
     }
     statuses.extend([429, 503]);

@@ -19,7 +19,7 @@ use crate::sys::now_string;
 
 /// A sender as given: an address or `@domain`, normalised to lowercase.
 pub fn parse_sender(field: &str, value: &str) -> Result<String, ApiError> {
-    let value = value.trim().to_lowercase();
+    let value = input::caller_text(field, value)?.trim().to_lowercase();
     match value.strip_prefix('@') {
         Some(domain) if input::is_domain(domain) => Ok(value),
         Some(_) => Err(ApiError::invalid(field, "must be an e-mail address or @domain")),
@@ -112,6 +112,7 @@ async fn add(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> 
 }
 
 async fn remove(ctx: &Ctx<'_>, inbox_id: &str, sender: &str) -> Result<ApiResponse, ApiError> {
+    input::caller_text("sender", sender)?;
     let inbox = inboxes::load(ctx, inbox_id).await?;
     let sender = parse_sender("sender", sender).map_err(|_| ApiError::NotFound { what: "Allowed sender" })?;
     if ctx.store.remove_sender(ctx.tenant, &inbox.id, &sender, &ctx.audit(&inbox.id, StatusCode::OK)?).await? {

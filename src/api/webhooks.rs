@@ -16,7 +16,7 @@ use super::input;
 use super::jobs::{accepted, new_job_in};
 use super::operation::{Operation, Tool, Verb, no_filters, operation};
 use super::page::page_request;
-use super::schemas::{Record, SUBSCRIBABLE, Shape, described, input as fields, one_of, string};
+use super::schemas::{Record, SUBSCRIBABLE, Shape, caller_string, described, input as fields, one_of};
 use super::upsert::{self, Reserved, Upserted};
 use super::{ApiResponse, Ctx, Input, Needs, Op};
 use crate::domain::Permission::{Administer, Operate, Read};
@@ -65,10 +65,10 @@ pub static UPSERT: Operation = Operation {
     summary: "Create or update a webhook by URL (a new secret is shown once)",
     body: Some(|| {
         fields(
-            json!({"url": described(string(8, 2048), "https URL that receives the events"),
+            json!({"url": described(caller_string(8, 2048), "https URL that receives the events"),
                    "events": {"type": "array", "items": one_of(&SUBSCRIBABLE), "minItems": 1, "maxItems": 3, "uniqueItems": true},
                    "status": one_of(WebhookStatus::NAMES),
-                   "description": string(1, 200)}),
+                   "description": caller_string(1, 200)}),
             &["url"],
         )
     }),
@@ -220,6 +220,9 @@ pub const MAX_URL_CHARS: usize = 2048;
 pub fn parse_url(raw: &str, allow_loopback: bool) -> Result<url::Url, ApiError> {
     let bad = |why: &str| ApiError::invalid("url", why);
     let too_long = || bad("must have at most 2048 characters");
+    // The URL's text as given is what a confirmation quotes: the parser would
+    // drop a tab or a line break, not refuse it.
+    let raw = super::input::caller_text("url", raw)?;
     // A cheap bound before parsing; the real limit applies to what is stored.
     if raw.trim().chars().count() > MAX_URL_CHARS {
         return Err(too_long());
@@ -278,7 +281,8 @@ struct UpsertBody {
 /// The subscribable events named in a request: known, at least one, no duplicates.
 fn parse_events(names: &[String]) -> Result<Vec<EventType>, ApiError> {
     let mut events = Vec::with_capacity(names.len());
-    for name in names {
+    for (i, name) in names.iter().enumerate() {
+        input::caller_text(&format!("events[{i}]"), name)?;
         let event = EventType::SUBSCRIBABLE.into_iter().find(|e| e.as_str() == name).ok_or_else(|| {
             ApiError::invalid(
                 "events",

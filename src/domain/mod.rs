@@ -1,6 +1,7 @@
 //! Pure types and rules of the product, with no I/O: OAuth scopes, workspace
-//! roles and what each role may do, and the identifiers that scope every
-//! record to a tenant. Nothing here knows HTTP, JSON-RPC or DynamoDB.
+//! roles and what each role may do, the identifiers that scope every
+//! record to a tenant, and the characters a caller's text may not hold.
+//! Nothing here knows HTTP, JSON-RPC or DynamoDB.
 
 pub mod boleto;
 pub mod clock;
@@ -11,6 +12,7 @@ pub mod scopes;
 pub mod shards;
 #[cfg(test)]
 pub(crate) mod source;
+pub mod text;
 
 pub use ids::{OrgId, WorkspaceId};
 pub use roles::{Permission, Role};

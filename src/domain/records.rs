@@ -359,13 +359,12 @@ impl ClientInfo {
     }
 }
 
-/// Control characters (C0, DEL, C1) and the Unicode bidirectional controls
-/// (LRM, RLM, ALM, the embeddings, overrides and isolates), plus the line and
-/// paragraph separators.
+/// Control characters (C0, DEL, C1), the line and paragraph separators,
+/// and the invisible format characters (bidirectional controls, zero-width
+/// characters, tags): the characters no caller's text may hold either
+/// (`super::text`).
 pub fn is_unsafe_in_logs(c: char) -> bool {
-    c.is_control()
-        || matches!(c, '\u{200E}' | '\u{200F}' | '\u{061C}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
-        || matches!(c, '\u{2028}' | '\u{2029}')
+    super::text::is_hidden(c)
 }
 
 /// One change asked of a workspace, as its audit trail keeps it: who asked,

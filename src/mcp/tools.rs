@@ -166,6 +166,11 @@ impl Tools {
             let body = json!({"error": {"code": "invalid_arguments", "message": format!("{}: {}", invalid.field, invalid.message), "details": {"field": invalid.field}}});
             return Ok(tool_result(version, &body, true));
         }
+        // Text the handler would refuse is refused before any confirmation,
+        // with the handler's own error: a form never quotes it.
+        if let Err(refused) = api::input::caller_arguments(&args) {
+            return Ok(tool_result(version, &refused.body(), true));
+        }
 
         // Stage J: destructive calls run only on a confirmation of this call.
         if tool.row.needs_confirmation(&args) {

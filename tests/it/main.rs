@@ -29,4 +29,5 @@ mod security;
 mod shards;
 mod tasks;
 mod tenancy_admin;
+mod text_fields;
 mod token_verification;

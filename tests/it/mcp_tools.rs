@@ -493,7 +493,10 @@ async fn inboxes_upsert_creates_then_updates_by_slug_like_put_inboxes() {
 async fn inboxes_update_changes_the_given_fields_like_patch_inbox() {
     let h = Harness::new();
     let args = json!({"id": "inb_receipts", "name": "Recibos 2026", "status": "paused"});
-    let payload = tool_result(&mcp(call(&h, 1, "inboxes_update", &args)).await, 1, false);
+    // A new status stops (or resumes) mail intake: confirmed first.
+    let asked = mcp(call_form(&h, 1, "inboxes_update", &args)).await;
+    let state = asked.assert_stateless_result(json!(1), "input_required")["requestState"].as_str().unwrap().to_owned();
+    let payload = tool_result(&mcp(retry(&h, 2, "inboxes_update", &args, &state, accept())).await, 2, false);
     assert_eq!(payload["data"]["id"], "inb_receipts");
     assert_eq!(payload["data"]["name"], "Recibos 2026");
     assert_eq!(payload["data"]["status"], "paused");
