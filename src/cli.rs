@@ -247,15 +247,12 @@ fn is_help(arg: &str) -> bool {
     matches!(arg, "--help" | "-h")
 }
 
-/// Whether a value may reach the table and the trail: no control
-/// character (a newline, an escape), no line or paragraph separator, no
-/// invisible formatting character (bidi overrides and isolates, zero-width
-/// characters) that would make it read as something else.
+/// Whether a value may reach the table and the trail: none of the
+/// characters the API refuses in its callers' text (`domain::text`: controls
+/// such as a newline or an escape, line and paragraph separators, bidi and
+/// zero-width characters, tags) that would make it read as something else.
 fn printable(value: &str) -> bool {
-    !value.chars().any(|c| {
-        c.is_control()
-            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
-    })
+    crate::domain::text::first_hidden(value).is_none()
 }
 
 fn parse(args: &[String]) -> Result<Parsed<'static>, Failure> {
