@@ -209,6 +209,11 @@ async fn shards(args: &[String]) -> Result<(), Failure> {
             "invalid_count: the count only grows, from what the workspace has to at most {}",
             crate::domain::shards::MAX_SHARDS
         ))),
+        Err(crate::store::StoreError::ShardsRaisedRecently { from }) => Err(Failure::Refused(format!(
+            "shards_raised_recently: {ws}'s write shards were raised less than {} h ago; raise them again from {from} \
+             (unix seconds) — docs/capacity.md, \"Raising a workspace's write shards\"",
+            crate::domain::Shards::KEYED_GRACE_SECS / 3600
+        ))),
         Err(e) => Err(Failure::Unavailable(format!("the table could not be reached: {e}"))),
     }
 }
