@@ -549,6 +549,14 @@ async fn shards(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErro
                 crate::domain::shards::MAX_SHARDS
             ),
         }),
+        Err(StoreError::ShardsRaisedRecently { from }) => Err(ApiError::Conflict {
+            code: "shards_raised_recently",
+            message: format!(
+                "{ws}'s write shards were raised less than {} h ago; raise them again from {from} (unix seconds) \
+                 — docs/capacity.md, \"Raising a workspace's write shards\"",
+                crate::domain::Shards::KEYED_GRACE_SECS / 3600
+            ),
+        }),
         Err(e) => Err(e.into()),
     }
 }

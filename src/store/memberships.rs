@@ -5,6 +5,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use super::items::Item;
 use super::keys::{self, PK, SK};
 use super::{Store, StoreError, get_s, s};
+use crate::domain::shards::RaiseRefused;
 use crate::domain::{OrgId, Role, Shards, Tenant, WorkspaceId};
 
 /// An organization's workspaces, as every request's resolution reads them.
@@ -146,7 +147,9 @@ impl Store {
     /// (`crate::domain::shards`): the new count is read at once and written
     /// after the delay. `NotFound`: not a workspace of the organization;
     /// `Conflict`: a lower count than the workspace may already use, over
-    /// the maximum, or a concurrent change (read again and retry).
+    /// the maximum, or a concurrent change (read again and retry);
+    /// `ShardsRaisedRecently`: the last raise's grace has not passed
+    /// (`Shards::raise`: one raise per grace, so no keyed record is lost).
     pub async fn set_write_shards(
         &self,
         org: &OrgId,
@@ -159,13 +162,13 @@ impl Store {
             return Err(StoreError::NotFound);
         }
         let old = current.shards.get(ws).copied().unwrap_or_default();
-        if count == 0 || count > crate::domain::shards::MAX_SHARDS || count < old.read_count() {
-            return Err(StoreError::Conflict);
-        }
-        if count == old.count {
+        let new = old.raise(count, now).map_err(|refused| match refused {
+            RaiseRefused::InvalidCount => StoreError::Conflict,
+            RaiseRefused::TooSoon { from } => StoreError::ShardsRaisedRecently { from },
+        })?;
+        if new == old {
             return Ok(old);
         }
-        let new = Shards { count, previous: old.write_count(now), changed_at: now };
         let key = |request: aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder| {
             request.table_name(self.table()).key(PK, s(keys::tenant(org))).key(SK, s(keys::ORG_META))
         };

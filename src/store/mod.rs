@@ -65,6 +65,10 @@ pub enum StoreError {
     /// A list was asked to start from a position outside it (a client's cursor).
     #[error("the start position is not in this list")]
     InvalidPosition,
+    /// A workspace's write shards were raised again within the grace of the
+    /// last raise (`crate::domain::Shards::raise`); `from`: when it is possible.
+    #[error("the write shards were raised less than 25 h ago: the next raise is possible from {from} (unix seconds)")]
+    ShardsRaisedRecently { from: u64 },
 }
 
 impl<E, R> From<SdkError<E, R>> for StoreError

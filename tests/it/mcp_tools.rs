@@ -78,7 +78,7 @@ const THIRD_PARTY: [&str; 16] = [
 
 /// Sends an MCP request and checks that the answer contains no
 /// server-to-client JSON-RPC request (§7 line 126).
-async fn mcp(req: Req<'_>) -> Resp {
+pub(crate) async fn mcp(req: Req<'_>) -> Resp {
     let resp = send(req).await;
     if let Ok(body) = serde_json::from_slice::<Value>(&resp.body) {
         assert_no_server_request(&body, &body);
@@ -116,7 +116,7 @@ fn call_form<'a>(h: &'a Harness, id: i64, name: &str, args: &Value) -> Req<'a> {
 }
 
 /// Round 2 of a confirmation: same tool and arguments, the echoed state and the answers.
-fn retry<'a>(h: &'a Harness, id: i64, name: &str, args: &Value, state: &str, responses: Value) -> Req<'a> {
+pub(crate) fn retry<'a>(h: &'a Harness, id: i64, name: &str, args: &Value, state: &str, responses: Value) -> Req<'a> {
     h.stateless_with(
         json!(id),
         "tools/call",
@@ -125,7 +125,7 @@ fn retry<'a>(h: &'a Harness, id: i64, name: &str, args: &Value, state: &str, res
     )
 }
 
-fn accept() -> Value {
+pub(crate) fn accept() -> Value {
     json!({"confirm": {"action": "accept", "content": {"confirm": true}}})
 }
 
@@ -136,7 +136,7 @@ fn handshake_call<'a>(h: &'a Harness, id: i64, name: &str, args: &Value, version
 /// A complete stateless tool result: the payload, after checking that the
 /// text block and `structuredContent` carry the same JSON.
 #[track_caller]
-fn tool_result(resp: &Resp, id: i64, is_error: bool) -> Value {
+pub(crate) fn tool_result(resp: &Resp, id: i64, is_error: bool) -> Value {
     let result = resp.assert_stateless_ok(json!(id));
     assert_eq!(result["isError"], is_error, "isError; result {result}");
     assert_no_caching(&result);
@@ -206,7 +206,7 @@ fn input_required(resp: &Resp, id: i64, target: &str) -> String {
 }
 
 /// Round 1 as the demo admin: asks, and returns the `requestState`.
-async fn ask(h: &Harness, id: i64, name: &str, args: &Value, target: &str) -> String {
+pub(crate) async fn ask(h: &Harness, id: i64, name: &str, args: &Value, target: &str) -> String {
     input_required(&mcp(call_form(h, id, name, args)).await, id, target)
 }
 

@@ -2,17 +2,41 @@
 //! partitions that all begin with the tenant, lists read every shard and
 //! merge newest first with cursors that span shards, records made before
 //! (shard 0) stay where they are, keyed records are found across a change,
-//! and the count only grows.
+//! the count only grows, and a second raise waits until the first one's
+//! grace has passed (so no keyed record is lost to two raises in a day).
 
 use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::common::{Harness, send};
-use crate::jobs_and_webhooks::{ingest, ingested, mail};
+use crate::common::{Harness, get, send};
+use crate::jobs_and_webhooks::{accepted_job, ingest, ingested, mail, run_job};
+use crate::mcp_tools::{accept, ask, mcp, retry, tool_result};
 
 fn ids() -> (inbox::domain::OrgId, inbox::domain::WorkspaceId) {
     (inbox::domain::OrgId::parse("org_demo").unwrap(), inbox::domain::WorkspaceId::parse("ws_main").unwrap())
+}
+
+/// A harness whose requests read the workspace's shards every time (no
+/// tenancy cache), so the next request sees a raise.
+fn uncached() -> Harness {
+    Harness::with_config(|c| c.membership_cache = std::time::Duration::ZERO)
+}
+
+/// Raises `ws_main`'s shards 1 → 4 two write delays ago (four shards are
+/// written to now), then tries 4 → 16 one write delay ago: the answer to
+/// the second raise, and when the first one's grace ends.
+async fn raise_twice_within_a_day(h: &Harness) -> (Result<inbox::domain::Shards, inbox::store::StoreError>, u64) {
+    let store = h.app().await.store.clone();
+    let (org, ws) = ids();
+    let delay = inbox::domain::Shards::WRITE_DELAY_SECS;
+    let now = inbox::sys::unix_now();
+    let four = store.set_write_shards(&org, &ws, 4, now - 2 * delay - 2).await.expect("1 → 4");
+    assert_eq!((four.count, four.previous), (4, 1));
+    (
+        store.set_write_shards(&org, &ws, 16, now - delay - 1).await,
+        four.changed_at + inbox::domain::Shards::KEYED_GRACE_SECS,
+    )
 }
 
 /// Every page of `path` (`limit` per page), following `next_cursor`.
@@ -145,7 +169,7 @@ async fn the_count_only_grows_and_a_raised_count_is_written_after_its_delay() {
 
 #[tokio::test]
 async fn an_idempotency_key_used_before_a_change_of_shards_still_replays_after_it() {
-    let h = Harness::new();
+    let h = uncached();
     let (org, ws) = ids();
     let mut first = Vec::new();
     for i in 0..8 {
@@ -208,4 +232,90 @@ async fn filtered_lists_and_a_webhooks_deliveries_page_across_shards_without_gap
     for id in delivery_ids {
         assert_eq!(send(h.api("GET", &format!("/webhook_deliveries/{id}"))).await.status, 200, "{id}");
     }
+}
+
+#[tokio::test]
+async fn a_reprocess_replayed_by_its_idempotency_key_after_raises_one_to_four_to_sixteen_runs_nothing_again() {
+    let h = uncached();
+    let path = "/emails/eml_energy_nov/reprocess";
+    // Four keys, each a reprocess run to its end under one shard: every
+    // record is in shard 0, where four shards put one key in four.
+    let mut first = Vec::new();
+    for i in 0..4 {
+        let resp = send(h.api("POST", path).header("idempotency-key", &format!("reprocess-{i}"))).await;
+        let job = accepted_job(&resp, "email.reprocess");
+        run_job(&h, job["id"].as_str().unwrap()).await;
+        first.push(resp.json());
+    }
+    let jobs = |dump: &[String]| dump.iter().filter(|i| i.contains("\"JOB#")).count();
+    let jobs_before = jobs(&crate::common::table_dump(&h.table).await);
+
+    let (refused, grace_ends) = raise_twice_within_a_day(&h).await;
+    for (i, answer) in first.iter().enumerate() {
+        let resp = send(h.api("POST", path).header("idempotency-key", &format!("reprocess-{i}"))).await;
+        assert_eq!((resp.status, &resp.json()), (202, answer), "reprocess-{i}: the first run's answer");
+    }
+    assert_eq!(jobs(&crate::common::table_dump(&h.table).await), jobs_before, "no job enqueued again");
+    let runs: Vec<Value> = all_pages(&h, "/audit", 50)
+        .await
+        .into_iter()
+        .filter(|r| r["operation"] == "email_reprocess" && r["changed"] == true)
+        .collect();
+    assert_eq!(runs.len(), 4, "one changing reprocess per key in the trail: {runs:?}");
+
+    assert!(
+        matches!(refused, Err(inbox::store::StoreError::ShardsRaisedRecently { from }) if from == grace_ends),
+        "{refused:?}"
+    );
+    let (org, ws) = ids();
+    assert_eq!(h.app().await.store.org_workspaces(&org).await.expect("org").shards[&ws].count, 4, "still four");
+}
+
+#[tokio::test]
+async fn a_confirmation_used_before_raises_one_to_four_to_sixteen_cannot_be_used_again_after_them() {
+    let h = uncached();
+    let args = serde_json::json!({"id": "whk_demo"});
+    // Six confirmations, each used once under one shard: their markers are
+    // in shard 0 (their nonces are random; four shards put one in four there).
+    let mut used = Vec::new();
+    for i in 0..6 {
+        let state = ask(&h, 10 * i, "webhooks_rotate_secret", &args, "whk_demo").await;
+        let resp = mcp(retry(&h, 10 * i + 1, "webhooks_rotate_secret", &args, &state, accept())).await;
+        tool_result(&resp, 10 * i + 1, false);
+        used.push(state);
+    }
+    let rotated = get(&h, "/webhooks/whk_demo").await;
+
+    let _ = raise_twice_within_a_day(&h).await;
+    for (i, state) in (100..).zip(&used) {
+        let resp = mcp(retry(&h, i, "webhooks_rotate_secret", &args, state, accept())).await;
+        resp.assert_error(200, -32602, serde_json::json!(i));
+    }
+    assert_eq!(get(&h, "/webhooks/whk_demo").await, rotated, "the secret was not rotated again");
+}
+
+#[tokio::test]
+async fn the_admin_command_refuses_a_second_raise_within_a_day_with_shards_raised_recently() {
+    let h = Harness::new();
+    let (org, ws) = ids();
+    let store = h.app().await.store.clone();
+    let (code, out, err) =
+        crate::tenancy_admin::cli(&h, "workspace shards --org org_demo --workspace ws_main --count 4");
+    assert_eq!(code, 0, "{out} {err}");
+    let raised = store.org_workspaces(&org).await.expect("org").shards[&ws];
+    assert_eq!((raised.count, raised.previous), (4, 1));
+
+    let (code, out, err) =
+        crate::tenancy_admin::cli(&h, "workspace shards --org org_demo --workspace ws_main --count 16");
+    assert_eq!(code, 3, "refused by the operation: {out} {err}");
+    assert!(err.starts_with("shards_raised_recently: "), "{err}");
+    let from = raised.changed_at + inbox::domain::Shards::KEYED_GRACE_SECS;
+    assert!(err.contains(&format!("from {from} ")), "says when: {err}");
+    assert_eq!(store.org_workspaces(&org).await.expect("org").shards[&ws], raised, "unchanged");
+    // The count it has is no raise: answered as it is.
+    let (code, out, err) =
+        crate::tenancy_admin::cli(&h, "workspace shards --org org_demo --workspace ws_main --count 4");
+    assert_eq!(code, 0, "{out} {err}");
+    // Once the grace has passed, the raise is made.
+    assert_eq!(store.set_write_shards(&org, &ws, 16, from).await.expect("after the grace").count, 16);
 }

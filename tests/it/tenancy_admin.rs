@@ -11,7 +11,7 @@ use crate::common::{self, ADMIN_SCOPES, Harness, ISSUER, MCP_RESOURCE, send};
 
 /// Runs `kobana-inbox-mcp admin <args>` against the harness's table: exit
 /// code, stdout, stderr.
-fn cli(h: &Harness, args: &str) -> (i32, String, String) {
+pub(crate) fn cli(h: &Harness, args: &str) -> (i32, String, String) {
     cli_args(h, &args.split(' ').collect::<Vec<_>>())
 }
 
