@@ -20,7 +20,7 @@ from pathlib import Path
 # or modules of a strictly lower layer.
 LAYERS = {
     "domain": 0,
-    "sys": 1, "expiring": 1, "keyfile": 1, "telemetry": 1, "json": 1, "tls": 1,
+    "sys": 1, "expiring": 1, "gate": 1, "keyfile": 1, "telemetry": 1, "json": 1, "tls": 1,
     "store": 2, "auth": 2, "outbound": 2, "secrets": 2, "secret_store": 2,
     "api": 3, "worker": 3, "seed": 3, "dev": 3,
     "mcp": 4, "config": 4,

@@ -82,7 +82,7 @@ EMAIL=$(curl -fsS -X POST "$BASE/api/v1/inboxes/inb_bills/emails" \
   | python3 -c 'import json, sys; print(json.load(sys.stdin)["data"]["email"]["id"])')
 delivered() {
   for _ in $(seq 1 40); do
-    if grep -q "webhook received: email.processed delivery dlv_.* — signature ok — email.processed $EMAIL" "$DIR/run-first.log"; then
+    if grep -q "webhook received: \"email.processed\" delivery \"dlv_.*\" — signature ok — \"email.processed\" \"$EMAIL\"" "$DIR/run-first.log"; then
       return 0
     fi
     sleep 0.25

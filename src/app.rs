@@ -183,8 +183,7 @@ impl App {
             verifier,
             mcp_resource,
             api_resource,
-            allowed_origins: config.origin_allowlist(),
-            hosts: config.host_allowlist(),
+            callers: crate::gate::Allowlist::new(config.host_allowlist(), config.origin_allowlist()),
             limiter: RateLimiter::new(config.rate_limit_per_minute, store.clone())
                 .with_ingest_budget(config.ingest_rate_limit_per_minute),
             request_timeout: config.request_timeout,
@@ -233,7 +232,11 @@ pub async fn start_dev_issuer(config: &Config) -> Result<(), String> {
             tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
         let store = crate::store::Store::connect(&config.store).await;
         let resources = vec![config.mcp_resource.clone(), config.auth.api_audience.clone()];
-        let options = crate::dev::oauth::Options::from_env()?;
+        // The browser origins the main server accepts, it accepts too.
+        let options = crate::dev::oauth::Options {
+            allowed_origins: config.allowed_origins.clone(),
+            ..crate::dev::oauth::Options::from_env()?
+        };
         // Client documents on loopback only under the development flag, as
         // for webhooks; `DEV_CLIENT_DOCUMENT_CA` names a PEM file of
         // authorities trusted besides the public roots (a test serving a

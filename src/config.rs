@@ -333,7 +333,7 @@ impl Config {
     /// A browser page served from the server itself is not a cross-site caller.
     pub fn origin_allowlist(&self) -> Vec<String> {
         let mut origins: Vec<String> = match self.mode {
-            Mode::Local => ["127.0.0.1", "localhost"].iter().map(|h| format!("http://{h}:{}", self.port)).collect(),
+            Mode::Local => crate::gate::loopback_origins(self.port),
             Mode::Lambda => Vec::new(),
         };
         if let (Some((scheme, _)), Some(authority)) =
@@ -350,7 +350,7 @@ impl Config {
     /// The `Host` values this server answers to (lowercase, with port where one is used).
     pub fn host_allowlist(&self) -> Vec<String> {
         let mut hosts: Vec<String> = match self.mode {
-            Mode::Local => ["127.0.0.1", "localhost", "[::1]"].iter().map(|h| format!("{h}:{}", self.port)).collect(),
+            Mode::Local => crate::gate::loopback_hosts(self.port),
             Mode::Lambda => Vec::new(),
         };
         if let Some(authority) = authority_of(&self.mcp_resource) {

@@ -35,6 +35,7 @@ pub mod dev;
 pub mod domain;
 pub mod edge;
 pub mod expiring;
+pub mod gate;
 pub mod json;
 pub mod keyfile;
 pub mod mcp;

@@ -192,6 +192,31 @@ impl Emf<'_> {
     }
 }
 
+/// The log filter: at most the first 256 characters of a client's string,
+/// without control, bidirectional or line-separator characters
+/// (`domain::records::is_unsafe_in_logs`): what a log line or a terminal may
+/// be shown of text a caller chose (a path before the caller is
+/// authenticated, what the development servers were sent). Nothing in it can
+/// end a line, move the cursor, recolour or reorder what follows.
+pub fn loggable(text: &str) -> String {
+    const MAX: usize = 256;
+    let mut kept = text.chars().filter(|c| !crate::domain::records::is_unsafe_in_logs(*c));
+    let mut out: String = kept.by_ref().take(MAX).collect();
+    if kept.next().is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// A caller's text as a readable line prints it: through the log filter
+/// (`loggable`), then quoted as the JSON log lines write a string (a `"` or
+/// `\` in it escaped), so where it starts and ends shows.
+pub fn quoted(text: &str) -> String {
+    let mut out = JsonMembers(Vec::with_capacity(text.len() + 2));
+    out.json(loggable(text));
+    out.text().into_owned()
+}
+
 /// How log lines are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LogFormat {

@@ -3,6 +3,12 @@
 //! component, never deployed (the `dev` feature): production uses the
 //! customer's identity provider.
 //!
+//! - Every route first meets the main server's gate (`crate::gate`): the
+//!   `Host` must be this server's own authority or a loopback name of its
+//!   port (`127.0.0.1`, `localhost`, `[::1]`), so a DNS-rebound name is
+//!   refused; an `Origin`, when present, must be this server's own (or one in
+//!   `ALLOWED_ORIGINS`), so a page elsewhere cannot drive a login. Both are
+//!   answered 403 before anything is read or stored.
 //! - Metadata (RFC 8414) at `/.well-known/oauth-authorization-server` and the
 //!   OpenID discovery path; the JWKS at `/jwks.json`.
 //! - Clients: a `client_id` that is an https URL is a Client ID Metadata
@@ -11,8 +17,13 @@
 //!   development flag — the checked address pinned, no redirects, at most
 //!   `MAX_DOCUMENT_BYTES`, a 5 s timeout) and kept `DOCUMENT_SECS` whatever it
 //!   says; its `client_id` must be its URL, and redirect URIs come only from
-//!   its list. Or dynamic client registration (RFC 7591, `POST /register`):
-//!   public clients (`token_endpoint_auth_method: none`). Redirect URIs are
+//!   its list. Every refused document gets one text, whatever went wrong
+//!   (no answer, a timeout, a refused address, a bad status, a body that is
+//!   not a usable document): different texts would tell a page which loopback
+//!   ports answer. Why goes to the server's log. Or dynamic client
+//!   registration (RFC 7591, `POST /register`, a JSON body: anything else is
+//!   415, so no HTML form can register): public clients
+//!   (`token_endpoint_auth_method: none`). Redirect URIs are
 //!   https, or http on loopback (RFC 8252: a loopback URI matches on any port).
 //! - Authorization code with PKCE, S256 only (`GET /authorize`): exact
 //!   redirect URI matching; the RFC 8707 `resource` becomes the token's
@@ -22,7 +33,9 @@
 //!   client, the resource and the scopes, choosing who they are among the
 //!   demo people and which scopes to grant; `AUTO_APPROVE=<sub>` skips the page
 //!   for scripted clients, unless the request says OpenID Connect's
-//!   `prompt=consent` (a client that wants the person asked). `prompt=none`
+//!   `prompt=consent` (a client that wants the person asked). The page's
+//!   sealed form is good for `CONSENT_SECS` (ten minutes): an older one is
+//!   refused with a page saying so, and nothing is issued. `prompt=none`
 //!   never shows the page: without `AUTO_APPROVE` it is refused with
 //!   `consent_required`.
 //! - Tokens (`POST /token`): codes are single-use and live 60 s; access tokens
@@ -44,9 +57,11 @@ use serde_json::{Value, json};
 
 use super::DevIssuer;
 use crate::domain::Scope;
+use crate::gate::Allowlist;
 use crate::outbound::Outbound;
 use crate::store::Store;
 use crate::store::authz::{Client, Grant, Spent};
+use crate::telemetry::loggable;
 
 /// How long an access token lives, unless `DEV_ACCESS_TOKEN_SECS` says.
 const ACCESS_SECS: u64 = 3600;
@@ -60,6 +75,11 @@ const CLIENT_SECS: u64 = 90 * 86_400;
 const MAX_DOCUMENT_BYTES: usize = 5 * 1024;
 /// How long a fetched client document is used, whatever it asks.
 const DOCUMENT_SECS: u64 = 300;
+/// How long a consent page's form may be sent back.
+const CONSENT_SECS: u64 = 600;
+/// What the person reads for every refused client document: the reasons stay
+/// in the server's log (see the module docs).
+const DOCUMENT_REFUSED: &str = "The client's metadata document cannot be used (the development server's log says why)";
 /// The consent page's look: plain, readable, no script.
 const CONSENT_STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f5f5f5;color:#222}\
 main{max-width:34rem;margin:2rem auto;padding:1.5rem 2rem;background:#fff;border-radius:8px;\
@@ -80,6 +100,9 @@ pub struct Options {
     pub auto_approve: Option<String>,
     /// `DEV_ACCESS_TOKEN_SECS`: how long access tokens live (default an hour).
     pub access_secs: Option<u64>,
+    /// `ALLOWED_ORIGINS`: browser origins accepted besides the server's own,
+    /// as the main server accepts them.
+    pub allowed_origins: Vec<String>,
 }
 
 impl Options {
@@ -101,7 +124,7 @@ impl Options {
                 _ => return Err(format!("DEV_ACCESS_TOKEN_SECS={text}: seconds from 1 to 86400")),
             },
         };
-        Ok(Options { auto_approve, access_secs })
+        Ok(Options { auto_approve, access_secs, allowed_origins: Vec::new() })
     }
 }
 
@@ -122,6 +145,10 @@ pub struct AuthServer {
     outbound: Outbound,
     /// Client documents fetched, with when.
     documents: crate::expiring::Expiring<String, Client>,
+    /// The `Host`s and `Origin`s it answers (see the module docs).
+    callers: Allowlist,
+    /// The time, in Unix seconds, that consent forms are dated and aged by.
+    clock: fn() -> u64,
 }
 
 fn random_token() -> String {
@@ -189,6 +216,24 @@ fn with_params(uri: &str, params: &[(&str, &str)]) -> String {
 
 fn is_loopback(url: &url::Url) -> bool {
     matches!(url.host_str(), Some("127.0.0.1" | "localhost" | "[::1]"))
+}
+
+/// Who may call the server at `url`: its own authority and origin, every
+/// loopback name of its port when it is on loopback (as the main server
+/// answers locally), and `extra_origins`.
+fn callers(url: &str, extra_origins: &[String]) -> Allowlist {
+    let Ok(own) = url::Url::parse(url) else { return Allowlist::default() };
+    let authority = own.host_str().map(|h| own.port().map_or_else(|| h.to_owned(), |p| format!("{h}:{p}")));
+    let mut hosts: Vec<String> = authority.into_iter().collect();
+    let mut origins = vec![own.origin().ascii_serialization()];
+    if is_loopback(&own)
+        && let Some(port) = own.port_or_known_default()
+    {
+        hosts.extend(crate::gate::loopback_hosts(port));
+        origins.extend(crate::gate::loopback_origins(port));
+    }
+    origins.extend(extra_origins.iter().cloned());
+    Allowlist::new(hosts, origins)
 }
 
 /// A redirect URI a client may register: https, or http on loopback.
@@ -267,6 +312,8 @@ struct Authorization {
     resource: String,
     scopes: Vec<String>,
     code_challenge: String,
+    /// When the consent page was made (Unix seconds): the form expires.
+    shown_at: u64,
 }
 
 impl AuthServer {
@@ -282,6 +329,8 @@ impl AuthServer {
         // Without randomness the key is zeros: the page still works, and it is a development server.
         let _ = getrandom::fill(&mut key);
         AuthServer {
+            callers: callers(url, &options.allowed_origins),
+            clock: crate::sys::unix_now,
             issuer,
             url: url.trim_end_matches('/').to_owned(),
             resources,
@@ -292,6 +341,12 @@ impl AuthServer {
             outbound,
             documents: crate::expiring::Expiring::new(Duration::from_secs(DOCUMENT_SECS)),
         }
+    }
+
+    /// The same server, its consent forms dated by `clock` (Unix seconds):
+    /// a test ages a form without waiting for it.
+    pub fn with_clock(self, clock: fn() -> u64) -> Self {
+        AuthServer { clock, ..self }
     }
 
     /// The client `client_id` names: its metadata document (an URL), or a
@@ -306,18 +361,22 @@ impl AuthServer {
         };
         self.documents
             .get_or_load(client_id.to_owned(), async || {
-                let body = self
-                    .outbound
-                    .fetch_document(&url, MAX_DOCUMENT_BYTES)
-                    .await
-                    .map_err(|why| format!("The client's metadata document cannot be used: {why}"))?;
-                document_client(client_id, &body)
+                let fetched = self.outbound.fetch_document(&url, MAX_DOCUMENT_BYTES).await;
+                fetched.and_then(|body| document_client(client_id, &body)).map_err(|why| {
+                    // Both carry what the client chose: through the log filter.
+                    let (client_id, reason) = (loggable(client_id), loggable(&why));
+                    tracing::warn!(%client_id, %reason, "client metadata document refused");
+                    DOCUMENT_REFUSED.to_owned()
+                })
             })
             .await
     }
 
     /// One request to the authorization server.
     pub async fn handle(&self, req: http::Request<Bytes>) -> Response<Bytes> {
+        if let Err(refusal) = self.callers.check(req.headers(), req.uri()) {
+            return oauth_error(StatusCode::FORBIDDEN, refusal.code(), refusal.message());
+        }
         let (method, path) = (req.method().clone(), req.uri().path().to_owned());
         let query = req.uri().query().unwrap_or_default().to_owned();
         match (method, path.as_str()) {
@@ -325,7 +384,7 @@ impl AuthServer {
                 json_response(StatusCode::OK, &self.metadata())
             }
             (Method::GET, "/jwks.json") => json_response(StatusCode::OK, &self.issuer.jwks()),
-            (Method::POST, "/register") => self.register(req.body()).await,
+            (Method::POST, "/register") => self.register(req.headers(), req.body()).await,
             (Method::GET, "/authorize") => self.authorize(&form(query.as_bytes())).await,
             (Method::POST, "/authorize") => self.consent(&form(req.body())).await,
             (Method::POST, "/token") => self.token(&form(req.body())).await,
@@ -351,7 +410,17 @@ impl AuthServer {
         })
     }
 
-    async fn register(&self, body: &[u8]) -> Response<Bytes> {
+    async fn register(&self, headers: &http::HeaderMap, body: &[u8]) -> Response<Bytes> {
+        // JSON only (RFC 7591 §3.1): a browser sends it cross-site only after
+        // a CORS preflight this server never grants, where an HTML form's
+        // `text/plain` needs none.
+        if !crate::gate::is_json(headers) {
+            return oauth_error(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                "Send the client metadata as JSON, with Content-Type: application/json",
+            );
+        }
         let Ok(Value::Object(meta)) = serde_json::from_slice::<Value>(body) else {
             return oauth_error(StatusCode::BAD_REQUEST, "invalid_client_metadata", "The body must be a JSON object");
         };
@@ -460,6 +529,7 @@ impl AuthServer {
             resource,
             scopes: ours,
             code_challenge: challenge,
+            shown_at: (self.clock)(),
         };
         // OpenID Connect's `prompt` (space-separated): `consent`, `login` or
         // `select_account` ask for the page even under AUTO_APPROVE; `none`
@@ -552,6 +622,11 @@ impl AuthServer {
         let Some(request) = one(f, "request").and_then(|sealed| self.open(sealed)) else {
             return error_page("The consent form is not one this server made (or it changed)");
         };
+        if (self.clock)().saturating_sub(request.shown_at) > CONSENT_SECS {
+            return error_page(
+                "This consent form has expired (it is good for ten minutes): start the login again from the client",
+            );
+        }
         let state = request.state.as_deref();
         if one(f, "decision") != Some("approve") {
             return self.refuse(&request.redirect_uri, state, "access_denied", "The person declined");

@@ -33,7 +33,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 
 use super::Edge;
-use super::gate::MAX_BODY_BYTES;
+use crate::gate::MAX_BODY_BYTES;
 
 /// How long a client may take to send its headers, then its body.
 #[derive(Debug, Clone, Copy)]
@@ -207,7 +207,7 @@ async fn answer(
                 BodyFault::Incomplete => (StatusCode::BAD_REQUEST, "The request body ended early or was malformed"),
                 BodyFault::TimedOut => (StatusCode::REQUEST_TIMEOUT, "The request body did not arrive in time"),
             };
-            tracing::info!(status = status.as_u16(), path = %super::loggable(parts.uri.path()), "request body unreadable; refused");
+            tracing::info!(status = status.as_u16(), path = %crate::telemetry::loggable(parts.uri.path()), "request body unreadable; refused");
             let mut response = super::unreadable_body(parts.uri.path(), status, message);
             response.headers_mut().insert(http::header::CONNECTION, http::HeaderValue::from_static("close"));
             response

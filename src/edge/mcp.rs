@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::Edge;
 use super::admit::{Counting, NotAdmitted, authenticate};
-use super::gate::{self, MAX_BODY_BYTES};
+use crate::gate::{self, MAX_BODY_BYTES};
 use crate::mcp::era::ProtocolVersion;
 use crate::mcp::jsonrpc::RpcError;
 use crate::mcp::{McpReply, Prepared, Trace};

@@ -8,7 +8,6 @@
 //! `hyper` types.
 
 pub mod admit;
-pub mod gate;
 pub mod local;
 pub mod mcp;
 pub mod rest;
@@ -38,10 +37,8 @@ pub struct Edge {
     pub mcp_resource: Resource,
     /// The REST API as an OAuth protected resource.
     pub api_resource: Resource,
-    /// Exact `Origin` values allowed to call.
-    pub allowed_origins: Vec<String>,
-    /// Lowercase `Host` values this server answers to.
-    pub hosts: Vec<String>,
+    /// The `Host` values this server answers to and the `Origin`s allowed to call.
+    pub callers: crate::gate::Allowlist,
     /// The shared per-minute budget of each person.
     pub limiter: admit::RateLimiter,
     /// The most a request may take; past it, 503 with `Retry-After`.
@@ -132,7 +129,7 @@ async fn route(edge: &Edge, req: Request, request_id: &str) -> (Response<Body>, 
     // Behind a REST API (v1) stage the URI carries the stage; the raw path does not.
     let raw = req.raw_http_path();
     let path = if raw.is_empty() { req.uri().path().to_owned() } else { raw.to_owned() };
-    let logged = loggable(&path);
+    let logged = crate::telemetry::loggable(&path);
     crate::telemetry::note(|line| line.path = Some(logged));
     let is_mcp = is_mcp_path(&path);
     let endpoint = if is_mcp { Endpoint::Mcp } else { Endpoint::Other };
@@ -144,25 +141,8 @@ async fn route(edge: &Edge, req: Request, request_id: &str) -> (Response<Body>, 
         Label::other("refused")
     };
 
-    if let Some(origin) = req.headers().get(http::header::ORIGIN) {
-        let allowed = origin.to_str().is_ok_and(|o| edge.allowed_origins.iter().any(|a| a == o));
-        if !allowed {
-            let response = gate_refusal(
-                StatusCode::FORBIDDEN,
-                "origin_not_allowed",
-                "The Origin of this request is not allowed",
-                endpoint,
-            );
-            return (response, refused);
-        }
-    }
-    if !host_allowed(edge, &req) {
-        let response = gate_refusal(
-            StatusCode::FORBIDDEN,
-            "host_not_allowed",
-            "The Host of this request does not name this server",
-            endpoint,
-        );
+    if let Err(refusal) = edge.callers.check(req.headers(), req.uri()) {
+        let response = gate_refusal(StatusCode::FORBIDDEN, refusal.code(), refusal.message(), endpoint);
         return (response, refused);
     }
 
@@ -239,19 +219,6 @@ async fn route(edge: &Edge, req: Request, request_id: &str) -> (Response<Body>, 
     }
 }
 
-/// At most the first 256 characters of a client's string, without control
-/// or bidirectional characters: what a log line may carry of it before the
-/// client is authenticated.
-pub(super) fn loggable(text: &str) -> String {
-    const MAX: usize = 256;
-    let mut kept = text.chars().filter(|c| !crate::domain::records::is_unsafe_in_logs(*c));
-    let mut out: String = kept.by_ref().take(MAX).collect();
-    if kept.next().is_some() {
-        out.push('…');
-    }
-    out
-}
-
 /// The request body as bytes (a Base64 gateway body has already been decoded).
 fn body_bytes(body: &Body) -> &[u8] {
     match body {
@@ -260,16 +227,6 @@ fn body_bytes(body: &Body) -> &[u8] {
         Body::Binary(bytes) => bytes,
         _ => &[],
     }
-}
-
-/// DNS-rebinding protection: the `Host` header (or, failing that, the URI
-/// authority) must be one of this server's names.
-fn host_allowed(edge: &Edge, req: &Request) -> bool {
-    let host = match req.headers().get(http::header::HOST) {
-        Some(value) => value.to_str().ok().map(str::to_ascii_lowercase),
-        None => req.uri().authority().map(|a| a.as_str().to_ascii_lowercase()),
-    };
-    host.is_some_and(|h| edge.hosts.contains(&h))
 }
 
 fn base_response(status: StatusCode, body: Body) -> Response<Body> {

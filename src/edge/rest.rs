@@ -10,7 +10,6 @@ use serde_json::{Value, json};
 
 use super::Edge;
 use super::admit::{Counting, NotAdmitted, authenticate};
-use super::gate;
 use crate::api::audit::Origin;
 use crate::api::error::ApiError;
 use crate::api::idempotency::idempotent;
@@ -19,6 +18,7 @@ use crate::api::{ApiRequest, ApiResponse, Input, Needs, Route, authorize, dispat
 use crate::auth::Principal;
 use crate::domain::Scope;
 use crate::domain::records::Surface;
+use crate::gate;
 use crate::mcp::jsonrpc::RETRY_AFTER_SECS;
 use crate::store::rate_limit::Budget;
 

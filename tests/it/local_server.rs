@@ -124,7 +124,7 @@ async fn local_port_refuses_a_chunked_body_over_the_limit_with_413() {
         "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
     );
     stream.write_all(head.as_bytes()).await.expect("write head");
-    let body = vec![b' '; inbox::edge::gate::MAX_BODY_BYTES + 1];
+    let body = vec![b' '; inbox::gate::MAX_BODY_BYTES + 1];
     for chunk in body.chunks(64 * 1024) {
         let framed = [format!("{:x}\r\n", chunk.len()).as_bytes(), chunk, b"\r\n"].concat();
         stream.write_all(&framed).await.expect("write chunk");
@@ -267,7 +267,7 @@ async fn a_body_that_stops_arriving_is_408_after_the_body_timeout_and_creates_no
 async fn a_declared_content_length_over_the_limit_is_413_without_waiting_for_the_body() {
     let (base, token, _stop) = start().await;
     let addr = base.trim_start_matches("http://").to_owned();
-    let declared = inbox::edge::gate::MAX_BODY_BYTES + 1;
+    let declared = inbox::gate::MAX_BODY_BYTES + 1;
     for path in ["/mcp", "/api/v1/inboxes"] {
         let method = if path == "/mcp" { "POST" } else { "PUT" };
         let request = head(method, path, &addr, &token, &format!("Content-Length: {declared}\r\n"));

@@ -6,7 +6,7 @@
 use bytes::Bytes;
 use serde_json::{Value, json};
 
-use crate::common::{API_AUDIENCE, Harness, ISSUER, JwksServer, MCP_RESOURCE, send};
+use crate::common::{API_AUDIENCE, Harness, ISSUER, JwksServer, MCP_RESOURCE, capture_logs, send, table_dump_sorted};
 use inbox::dev::oauth::{AuthServer, Options};
 
 const REDIRECT: &str = "http://127.0.0.1/callback";
@@ -19,12 +19,42 @@ async fn server(h: &Harness, auto_approve: Option<&str>) -> AuthServer {
     let resources = vec![MCP_RESOURCE.to_owned(), API_AUDIENCE.to_owned()];
     // Loopback documents allowed, as under the development flag.
     let outbound = inbox::outbound::Outbound::new(true).unwrap();
-    let options = Options { auto_approve: auto_approve.map(str::to_owned), access_secs: None };
+    let options = Options { auto_approve: auto_approve.map(str::to_owned), ..Options::default() };
     AuthServer::new(h.issuer.clone(), ISSUER, resources, store, outbound, options)
 }
 
+/// A server at `url` (as `make run` starts it: `http://127.0.0.1:PORT`).
+async fn server_at(h: &Harness, url: &str) -> AuthServer {
+    let store = h.app().await.store.clone();
+    let resources = vec![MCP_RESOURCE.to_owned(), API_AUDIENCE.to_owned()];
+    let outbound = inbox::outbound::Outbound::new(true).unwrap();
+    AuthServer::new(h.issuer.clone(), url, resources, store, outbound, Options::default())
+}
+
+/// A request to `s` as a client on this machine sends it: `Host` naming the
+/// server (`ISSUER`'s authority), a JSON body as JSON, any other as a form.
 async fn call(s: &AuthServer, method: &str, uri: &str, body: &str) -> http::Response<Bytes> {
-    let req = http::Request::builder().method(method).uri(uri).body(Bytes::from(body.to_owned())).unwrap();
+    call_with(s, method, uri, body, &[]).await
+}
+
+/// `call` with `headers` added (or replacing its own).
+async fn call_with(
+    s: &AuthServer,
+    method: &str,
+    uri: &str,
+    body: &str,
+    headers: &[(&str, &str)],
+) -> http::Response<Bytes> {
+    let media = if body.starts_with('{') { "application/json" } else { "application/x-www-form-urlencoded" };
+    let mut req = http::Request::builder().method(method).uri(uri).body(Bytes::from(body.to_owned())).unwrap();
+    req.headers_mut().insert("host", http::HeaderValue::from_static("auth.example.com"));
+    req.headers_mut().insert("content-type", http::HeaderValue::from_static(media));
+    for (name, value) in headers {
+        req.headers_mut().insert(
+            http::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+            http::HeaderValue::from_str(value).unwrap(),
+        );
+    }
     s.handle(req).await
 }
 
@@ -195,7 +225,7 @@ async fn access_tokens_live_as_long_as_configured() {
     let store = h.app().await.store.clone();
     let resources = vec![MCP_RESOURCE.to_owned(), API_AUDIENCE.to_owned()];
     let outbound = inbox::outbound::Outbound::new(true).unwrap();
-    let options = Options { auto_approve: Some("usr_operator".into()), access_secs: Some(5) };
+    let options = Options { auto_approve: Some("usr_operator".into()), access_secs: Some(5), ..Options::default() };
     let s = AuthServer::new(h.issuer.clone(), ISSUER, resources, store, outbound, options);
     let client = register(&s).await;
     let params = redirected(&call(&s, "GET", &authorize_uri(&client, &pkce()), "").await);
@@ -270,7 +300,8 @@ async fn a_client_metadata_document_is_fetched_guarded_and_must_name_itself_and_
     );
     assert!(page_error(&call(&s, "GET", &elsewhere, "").await).contains("redirect_uri"));
 
-    // Each refused document (a fresh server each time: documents are cached by URL).
+    // Each refused document (a fresh server each time: documents are cached
+    // by URL): the person reads one text, the server's log says why.
     for (mode, body, why) in [
         (0, document("https://someone.else.example.com/client.json", ""), "its client_id is not its URL"),
         (0, document("SELF", &format!(r#","pad":"{}""#, "x".repeat(6000))), "larger than"),
@@ -281,12 +312,180 @@ async fn a_client_metadata_document_is_fetched_guarded_and_must_name_itself_and_
         other.set_document(body);
         other.set_mode(mode);
         let encoded = url::form_urlencoded::byte_serialize(other.url.as_bytes()).collect::<String>();
-        let text = page_error(&call(&s, "GET", &authorize_uri(&encoded, &pkce()), "").await);
-        assert!(text.contains(why), "{why}: {text}");
+        let mut text = String::new();
+        let logs = capture_logs(async {
+            text = page_error(&call(&s, "GET", &authorize_uri(&encoded, &pkce()), "").await);
+        })
+        .await;
+        assert!(text.contains(DOCUMENT_REFUSED), "{why}: {text}");
+        assert!(!text.contains(why), "the reason stays in the log: {text}");
+        assert!(logs.contains("client metadata document refused") && logs.contains(why), "{why}: {logs}");
     }
     for private in ["https://10.1.2.3/client.json", "https://169.254.169.254/latest/meta-data"] {
         let encoded = url::form_urlencoded::byte_serialize(private.as_bytes()).collect::<String>();
         let text = page_error(&call(&s, "GET", &authorize_uri(&encoded, &pkce()), "").await);
-        assert!(text.contains("metadata document cannot be used"), "{private}: {text}");
+        assert!(text.contains(DOCUMENT_REFUSED), "{private}: {text}");
     }
+}
+
+/// What the person reads for every refused client metadata document.
+const DOCUMENT_REFUSED: &str =
+    "The client&#39;s metadata document cannot be used (the development server&#39;s log says why)";
+
+/// The `id="error"` text of an error page.
+fn error_text(resp: &http::Response<Bytes>) -> String {
+    let html = page_error(resp);
+    html.split("<p id=\"error\">").nth(1).and_then(|rest| rest.split("</p>").next()).unwrap_or(&html).to_owned()
+}
+
+#[tokio::test]
+async fn every_refused_client_document_fetch_reads_the_same_whatever_failed() {
+    let h = Harness::new();
+    let s = server(&h, Some("usr_admin")).await;
+    // A closed loopback port (connection refused), a server answering 500,
+    // one answering a body that is not JSON, a private address, a plain-http
+    // document elsewhere: under DNS rebinding, different texts would map the
+    // machine's ports.
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/client.json", listener.local_addr().unwrap())
+    };
+    let failing = JwksServer::start(String::new()).await;
+    failing.set_mode(3);
+    let garbage = JwksServer::start(String::new()).await;
+    garbage.set_mode(1);
+    let mut texts = Vec::new();
+    for url in
+        [closed.as_str(), &failing.url, &garbage.url, "https://10.1.2.3/client.json", "http://example.com/c.json"]
+    {
+        let encoded = url::form_urlencoded::byte_serialize(url.as_bytes()).collect::<String>();
+        texts.push((url.to_owned(), error_text(&call(&s, "GET", &authorize_uri(&encoded, &pkce()), "").await)));
+    }
+    for (url, text) in &texts {
+        assert_eq!(text, DOCUMENT_REFUSED, "{url}");
+    }
+}
+
+#[tokio::test]
+async fn a_foreign_host_is_refused_on_every_route_and_registers_nothing() {
+    let h = Harness::new();
+    // As `make run` starts it: on loopback, answering its own port's loopback names.
+    let s = server_at(&h, "http://127.0.0.1:4181").await;
+    let metadata = "/.well-known/oauth-authorization-server";
+    for host in ["127.0.0.1:4181", "localhost:4181", "[::1]:4181"] {
+        let resp = call_with(&s, "GET", metadata, "", &[("host", host)]).await;
+        assert_eq!(resp.status(), 200, "{host}");
+    }
+    let before = table_dump_sorted(&h.table).await;
+    let registration = json!({"redirect_uris": [REDIRECT], "client_name": "Rebound"}).to_string();
+    let authorize = authorize_uri("dcr_x", &pkce());
+    for host in ["rebind.attacker.example", "rebind.attacker.example:4181", "127.0.0.1:4182", "localhost"] {
+        for (method, uri, body) in [
+            ("POST", "/register", registration.as_str()),
+            ("GET", metadata, ""),
+            ("GET", authorize.as_str(), ""),
+            ("POST", "/authorize", "request=e30.AAAA&decision=approve"),
+            ("POST", "/token", "grant_type=refresh_token&client_id=dcr_x&refresh_token=x"),
+        ] {
+            let resp = call_with(&s, method, uri, body, &[("host", host)]).await;
+            assert_eq!(
+                (resp.status().as_u16(), json_of(&resp)["error"].as_str()),
+                (403, Some("host_not_allowed")),
+                "{host} {method} {uri}"
+            );
+        }
+    }
+    assert_eq!(table_dump_sorted(&h.table).await, before, "nothing was registered");
+}
+
+#[tokio::test]
+async fn a_request_from_a_foreign_origin_gets_403_and_the_servers_own_pages_pass() {
+    let h = Harness::new();
+    let s = server(&h, None).await;
+    let registration = json!({"redirect_uris": [REDIRECT], "client_name": "Cross-site"}).to_string();
+    let before = table_dump_sorted(&h.table).await;
+    for origin in ["https://attacker.example", "http://127.0.0.1:4181", "null"] {
+        for (method, uri, body) in [
+            ("POST", "/register", registration.as_str()),
+            ("GET", "/jwks.json", ""),
+            ("POST", "/authorize", "request=e30.AAAA&decision=approve"),
+            ("POST", "/token", "grant_type=refresh_token&client_id=dcr_x&refresh_token=x"),
+        ] {
+            let resp = call_with(&s, method, uri, body, &[("origin", origin)]).await;
+            assert_eq!(
+                (resp.status().as_u16(), json_of(&resp)["error"].as_str()),
+                (403, Some("origin_not_allowed")),
+                "{origin} {method} {uri}"
+            );
+        }
+    }
+    assert_eq!(table_dump_sorted(&h.table).await, before, "nothing was registered");
+    // The consent form, posted from the server's own page, carries its own origin.
+    let client = register(&s).await;
+    let page = call(&s, "GET", &authorize_uri(&client, &pkce()), "").await;
+    let sealed = sealed_of(&page);
+    let posted = call_with(&s, "POST", "/authorize", &consent_form(&sealed, "approve"), &[("origin", ISSUER)]).await;
+    assert!(redirected(&posted).contains_key("code"));
+}
+
+#[tokio::test]
+async fn registration_takes_json_only() {
+    let h = Harness::new();
+    let s = server(&h, None).await;
+    let registration = json!({"redirect_uris": [REDIRECT], "client_name": "Form"}).to_string();
+    let before = table_dump_sorted(&h.table).await;
+    for media in ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"] {
+        let resp = call_with(&s, "POST", "/register", &registration, &[("content-type", media)]).await;
+        assert_eq!(
+            (resp.status().as_u16(), json_of(&resp)["error"].as_str()),
+            (415, Some("unsupported_media_type")),
+            "{media}"
+        );
+    }
+    assert_eq!(table_dump_sorted(&h.table).await, before, "nothing was registered");
+    let resp =
+        call_with(&s, "POST", "/register", &registration, &[("content-type", "application/json; charset=utf-8")]).await;
+    assert_eq!(resp.status(), 201);
+}
+
+/// The consent page's sealed request.
+fn sealed_of(page: &http::Response<Bytes>) -> String {
+    assert_eq!(page.status(), 200);
+    let html = String::from_utf8_lossy(page.body()).into_owned();
+    html.split("name=\"request\" value=\"").nth(1).unwrap().split('"').next().unwrap().to_owned()
+}
+
+/// The consent form as the page posts it: the demo viewer, `emails:read` ticked.
+fn consent_form(sealed: &str, decision: &str) -> String {
+    format!(
+        "request={}&sub=usr_viewer&scope=emails%3Aread&decision={decision}",
+        url::form_urlencoded::byte_serialize(sealed.as_bytes()).collect::<String>()
+    )
+}
+
+/// The consent forms' clock in `an_expired_consent_form_is_refused_and_issues_no_code`.
+static CONSENT_CLOCK: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn consent_clock() -> u64 {
+    CONSENT_CLOCK.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+#[tokio::test]
+async fn an_expired_consent_form_is_refused_and_issues_no_code() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let h = Harness::new();
+    let s = server(&h, None).await.with_clock(consent_clock);
+    let client = register(&s).await;
+    let shown = 1_700_000_000;
+    CONSENT_CLOCK.store(shown, SeqCst);
+    let sealed = sealed_of(&call(&s, "GET", &authorize_uri(&client, &pkce()), "").await);
+    // Ten minutes after the page was shown, the form still works.
+    CONSENT_CLOCK.store(shown + 600, SeqCst);
+    assert!(redirected(&call(&s, "POST", "/authorize", &consent_form(&sealed, "approve")).await).contains_key("code"));
+    // A second later it does not, and nothing is issued.
+    CONSENT_CLOCK.store(shown + 601, SeqCst);
+    let before = table_dump_sorted(&h.table).await;
+    let late = call(&s, "POST", "/authorize", &consent_form(&sealed, "approve")).await;
+    assert!(error_text(&late).contains("expired"), "{}", error_text(&late));
+    assert_eq!(table_dump_sorted(&h.table).await, before, "no code was stored");
 }
