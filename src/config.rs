@@ -262,7 +262,7 @@ impl Config {
             signing_secret_arn,
             secrets_endpoint: var("SECRETS_MANAGER_ENDPOINT"),
             webhook_allow_loopback,
-            confirmation_ttl_secs: parse_or("CONFIRMATION_TTL_SECS", 600)?,
+            confirmation_ttl_secs: confirmation_ttl(parse_or("CONFIRMATION_TTL_SECS", 600)?)?,
         })
     }
 
@@ -523,6 +523,27 @@ fn claim_rules() -> Result<crate::auth::claims::ClaimRules, ConfigError> {
     Ok(rules)
 }
 
+/// At most this long a destructive tool's confirmation stays valid.
+pub const MAX_CONFIRMATION_TTL_SECS: u64 = 3600;
+// A confirmation's single-use marker must outlive it through a shard raise.
+const _: () = assert!(MAX_CONFIRMATION_TTL_SECS < crate::domain::Shards::KEYED_GRACE_SECS);
+
+/// `CONFIRMATION_TTL_SECS`: 1 s to an hour. A confirmation is answered by a
+/// person at once; and its single-use marker is looked up under the current
+/// and the previous shard count only for `Shards::KEYED_GRACE_SECS` after a
+/// raise, so a confirmation that lived longer could outlive its marker and
+/// be used twice.
+fn confirmation_ttl(secs: u64) -> Result<u64, ConfigError> {
+    if (1..=MAX_CONFIRMATION_TTL_SECS).contains(&secs) {
+        Ok(secs)
+    } else {
+        Err(ConfigError::Invalid {
+            name: "CONFIRMATION_TTL_SECS",
+            reason: format!("{secs} is not 1 to {MAX_CONFIRMATION_TTL_SECS} seconds"),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -541,6 +562,15 @@ mod tests {
             assert!(check_audiences(&cognito, mcp, api).is_err(), "{mcp:?} {api:?}");
         }
         assert!(check_audiences(&Default::default(), None, None).is_ok(), "aud: the URLs by default");
+    }
+
+    #[test]
+    fn a_confirmation_lives_one_second_to_an_hour() {
+        assert_eq!(confirmation_ttl(600).ok(), Some(600));
+        assert_eq!(confirmation_ttl(MAX_CONFIRMATION_TTL_SECS).ok(), Some(3600));
+        for secs in [0, MAX_CONFIRMATION_TTL_SECS + 1, 90_000] {
+            assert!(confirmation_ttl(secs).is_err(), "{secs}");
+        }
     }
 
     #[test]
