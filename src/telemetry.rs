@@ -193,14 +193,15 @@ impl Emf<'_> {
 }
 
 /// The log filter: at most the first 256 characters of a client's string,
-/// without control, bidirectional or line-separator characters
-/// (`domain::records::is_unsafe_in_logs`): what a log line or a terminal may
+/// without the characters that hide, reorder or break text
+/// (`domain::text::is_hidden`: controls, separators, bidirectional and
+/// zero-width characters, tags): what a log line or a terminal may
 /// be shown of text a caller chose (a path before the caller is
 /// authenticated, what the development servers were sent). Nothing in it can
 /// end a line, move the cursor, recolour or reorder what follows.
 pub fn loggable(text: &str) -> String {
     const MAX: usize = 256;
-    let mut kept = text.chars().filter(|c| !crate::domain::records::is_unsafe_in_logs(*c));
+    let mut kept = text.chars().filter(|c| !crate::domain::text::is_hidden(*c));
     let mut out: String = kept.by_ref().take(MAX).collect();
     if kept.next().is_some() {
         out.push('…');

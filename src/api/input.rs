@@ -117,17 +117,34 @@ pub fn caller_query<'v>(name: &str, value: &'v str) -> Result<&'v str, ApiError>
 /// would refuse never reaches the person's confirmation form. The error is
 /// the handler's own, naming the argument (`events[0]`).
 pub fn caller_arguments(args: &Map<String, Value>) -> Result<(), ApiError> {
-    fn walk(field: &str, value: &Value) -> Result<(), ApiError> {
+    // The first refused string's place (`[0]`, `.key`, innermost first) and
+    // why; the place is spelled out only for a refusal, so a valid call
+    // allocates nothing here.
+    fn refused(value: &Value) -> Option<(Vec<String>, String)> {
         match value {
-            Value::String(s) => caller_text(field, s).map(|_| ()),
-            Value::Array(items) => {
-                items.iter().enumerate().try_for_each(|(i, item)| walk(&format!("{field}[{i}]"), item))
-            }
-            Value::Object(map) => map.iter().try_for_each(|(k, v)| walk(&format!("{field}.{k}"), v)),
-            Value::Null | Value::Bool(_) | Value::Number(_) => Ok(()),
+            Value::String(s) => refusal(s).map(|why| (Vec::new(), why)),
+            Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| {
+                refused(item).map(|(mut place, why)| {
+                    place.push(format!("[{i}]"));
+                    (place, why)
+                })
+            }),
+            Value::Object(map) => map.iter().find_map(|(key, item)| {
+                refused(item).map(|(mut place, why)| {
+                    place.push(format!(".{key}"));
+                    (place, why)
+                })
+            }),
+            Value::Null | Value::Bool(_) | Value::Number(_) => None,
         }
     }
-    args.iter().try_for_each(|(name, value)| walk(name, value))
+    match args.iter().find_map(|(name, value)| refused(value).map(|(place, why)| (name, place, why))) {
+        None => Ok(()),
+        Some((name, place, why)) => {
+            let field: String = std::iter::once(name.as_str()).chain(place.iter().rev().map(String::as_str)).collect();
+            Err(ApiError::invalid(&field, why))
+        }
+    }
 }
 
 /// A caller's trimmed text of 1..=max characters (`caller_text`).

@@ -354,17 +354,9 @@ impl ClientInfo {
     /// controls (U+202E and its kin) removed: a stored record must not be
     /// able to forge lines or reorder text in a terminal or a SIEM.
     pub fn bounded(name: &str, version: &str) -> ClientInfo {
-        let cut = |s: &str| s.chars().filter(|c| !is_unsafe_in_logs(*c)).take(Self::MAX_CHARS).collect::<String>();
+        let cut = |s: &str| s.chars().filter(|c| !super::text::is_hidden(*c)).take(Self::MAX_CHARS).collect::<String>();
         ClientInfo { name: cut(name), version: cut(version) }
     }
-}
-
-/// Control characters (C0, DEL, C1), the line and paragraph separators,
-/// and the invisible format characters (bidirectional controls, zero-width
-/// characters, tags): the characters no caller's text may hold either
-/// (`super::text`).
-pub fn is_unsafe_in_logs(c: char) -> bool {
-    super::text::is_hidden(c)
 }
 
 /// One change asked of a workspace, as its audit trail keeps it: who asked,

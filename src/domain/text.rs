@@ -16,6 +16,7 @@
 //! received and is not checked here.
 
 use std::borrow::Cow;
+use std::fmt::Write as _;
 
 /// What `c` is, when text must not hold it: the name the error gives
 /// (`"line separator"`); `None` for a character text may hold.
@@ -110,7 +111,8 @@ pub fn escape(text: &str) -> Cow<'_, str> {
     let mut out = String::with_capacity(text.len() + 16);
     for c in text.chars() {
         if is_hidden(c) {
-            out.push_str(&format!("\\u{{{:04X}}}", u32::from(c)));
+            // Writing to a String cannot fail.
+            let _ = write!(out, "\\u{{{:04X}}}", u32::from(c));
         } else {
             out.push(c);
         }
