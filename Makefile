@@ -5,7 +5,7 @@ SHELL := /bin/bash
 PORT ?= 3000
 CARGO ?= cargo
 
-.PHONY: help run reset test conformance lint build build-McpFunction build-WorkerFunction deploy invoke bench profile text-order fmt clean db db-stop token openapi fuzz
+.PHONY: help run reset test conformance lint build build-McpFunction build-WorkerFunction deploy release invoke bench profile text-order fmt clean db db-stop token openapi fuzz
 
 ## What each target does (this list; the default).
 help:
@@ -19,7 +19,7 @@ run:
 
 ## Forget the local data `make run` keeps between runs (.local/data): the next run starts from the demo data.
 reset:
-	@if [ -f .local/run.env ]; then echo "make reset: stop make run first (Ctrl-C), then reset" >&2; exit 1; fi
+	@. scripts/lib.sh && if [ -n "$$(live_run_files)" ]; then echo "make reset: stop make run first (Ctrl-C), then reset" >&2; exit 1; fi
 	rm -rf .local/data
 	@echo "make reset: the next make run starts from the demo data"
 
@@ -32,7 +32,7 @@ test:
 conformance:
 	scripts/conformance.sh
 
-## Formatting, clippy, one-way module layers, the SAM template (cfn-lint, sam validate --lint) and the OpenAPI document (openapi-spec-validator), as CI runs them.
+## Formatting, clippy, one-way module layers, the SAM template (cfn-lint, sam validate --lint, checkov), the deploy workflow (schema, zizmor) and the OpenAPI document, as CI runs them.
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets -- -D warnings
@@ -54,11 +54,15 @@ build:
 
 # What `sam build` runs for each function (template.yaml: BuildMethod: makefile).
 build-McpFunction:
-	scripts/build.sh function kobana-inbox-mcp "$(ARTEFACTS_DIR)"
+	scripts/build.sh function kobana-inbox-mcp "$(ARTIFACTS_DIR)"
 build-WorkerFunction:
-	scripts/build.sh function worker "$(ARTEFACTS_DIR)"
+	scripts/build.sh function worker "$(ARTIFACTS_DIR)"
 
-## Build with SAM and deploy, asking for the parameters (needs AWS credentials).
+## The operator's CLI (admin, openapi) for Linux x86_64 and arm64, versioned, without the dev feature: dist/*.tar.gz and SHA256SUMS.
+release:
+	scripts/release.sh
+
+## Build with SAM and deploy, asking the questions of docs/operations.md "The first deploy" (needs AWS credentials).
 deploy:
 	PATH="$$(scripts/tools.sh lint):$$(scripts/tools.sh build):$$PATH" sam build --build-in-source && PATH="$$(scripts/tools.sh lint):$$PATH" sam deploy --guided
 
@@ -90,7 +94,7 @@ db:
 db-stop:
 	scripts/db.sh stop
 
-## Print a development token for the running server (its ports, from .local/run.env): SUB, ORG, SCOPES, AUD (mcp|api|both), TTL_SECS pick its contents.
+## Print a development token for the running server (its ports, from .local/runs/<PORT>.env; PORT picks one of several): SUB, ORG, SCOPES, AUD (mcp|api|both), TTL_SECS pick its contents.
 token:
 	@scripts/token.sh
 

@@ -13,6 +13,7 @@ BIN=$(scripts/tools.sh build)
 export PATH="$BIN:$PATH"
 ARCH=--arm64
 if ! rustup target list --installed | grep -q '^aarch64-unknown-linux-gnu$'; then
+  echo "scripts/build.sh: adding the aarch64-unknown-linux-gnu target to your rustup toolchain (once: the arm64 standard library)" >&2
   if ! rustup target add aarch64-unknown-linux-gnu >/dev/null 2>&1; then
     echo "NOTE: the aarch64 target cannot be added here; building x86_64 artefacts instead." >&2
     echo "      Set Architectures: [x86_64] in template.yaml to deploy them." >&2
@@ -20,7 +21,9 @@ if ! rustup target list --installed | grep -q '^aarch64-unknown-linux-gnu$'; the
   fi
 fi
 target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
-lambda() { cargo lambda build --release "$ARCH" --no-default-features "$@"; }
+# LAMBDA_PROFILE: `release` (what ships), or `lambda-check` (make test's check of the deploy path).
+PROFILE="${LAMBDA_PROFILE:-release}"
+lambda() { cargo lambda build --profile "$PROFILE" "$ARCH" --no-default-features "$@"; }
 
 if [ "${1:-}" = function ]; then
   bin=${2:?usage: scripts/build.sh function BIN DIR}

@@ -27,6 +27,19 @@ bin_path() {
 
 answering() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+# Each `make run` writes its ports to $RUN_DIR/<PORT>.env while it runs.
+RUN_DIR="${RUN_DIR:-.local/runs}"
+# live_run_files — the run files of this checkout's make runs whose server still
+# answers (a run killed outright leaves a file behind that names nothing).
+live_run_files() {
+  local f port
+  for f in "$RUN_DIR"/*.env; do
+    [ -f "$f" ] || continue
+    port=$(sed -n 's/^PORT=//p' "$f")
+    if [ -n "$port" ] && answering "$port"; then echo "$f"; fi
+  done
+}
+
 # Whether the database answering on $DYNAMODB_PORT is one this checkout
 # started (scripts/db.sh keeps its PID in .local/moto-$DYNAMODB_PORT.pid).
 ours_db() {

@@ -18,7 +18,8 @@ cd "$(dirname "$0")/.."
 DIR=.local/run-check
 rm -rf "$DIR"
 mkdir -p "$DIR"
-export RUN_ENV="$DIR/run.env"
+export RUN_DIR="$DIR/runs"
+RUN_ENV="$RUN_DIR/3440.env"
 TABLE="run-check-$$"
 # The ports `make run` is started on, and no other shell variable: the checks
 # below run with none of them set, as a second terminal would.
@@ -54,6 +55,7 @@ stop_run() {
 }
 other_db_pid=
 cleanup() {
+  if [ -n "${second_pid:-}" ]; then kill -INT -- "-$second_pid" 2>/dev/null || true; fi
   stop_run
   if [ -n "$other_db_pid" ]; then kill "$other_db_pid" 2>/dev/null || true; fi
   rm -f ".local/data/$TABLE.jsonl"
@@ -108,6 +110,30 @@ openapi() { make -s openapi OUT="$DIR/openapi.json" >/dev/null && python3 -c "im
 check "make openapi writes the document" openapi
 helped() { "$(bin_path)" --help | grep -q "usage: kobana-inbox-mcp" && "$(bin_path)" snapshot --help | grep -q "snapshot save|restore"; }
 check "the binary answers --help and <command> --help" helped
+
+# A second make run in this checkout, on other ports and the same database: each has its
+# own run file; with two, make token asks which; stopping the second leaves the first whole.
+second_pid=
+second_run() {
+  env "${RUN_VARS[@]}" PORT=3446 DEV_ISSUER_PORT=3447 RECEIVER_PORT=3448 setsid scripts/run.sh >"$DIR/run-second-port.log" 2>&1 &
+  second_pid=$!
+  for _ in $(seq 1 600); do
+    if curl -sf http://127.0.0.1:3446/health >/dev/null && [ -f "$RUN_DIR/3446.env" ]; then return 0; fi
+    if ! kill -0 "$second_pid" 2>/dev/null; then cat "$DIR/run-second-port.log" >&2; return 1; fi
+    sleep 0.5
+  done
+  return 1
+}
+two_runs() {
+  second_run && grep -q "shared with the make run on port 3440" "$DIR/run-second-port.log" \
+    && ! make -s token >/dev/null 2>"$DIR/two.err" && grep -q "several make runs are running (ports 3440,3446)" "$DIR/two.err" \
+    && [ -n "$(PORT=3446 make -s token 2>/dev/null)" ] || return 1
+  kill -INT -- "-$second_pid" 2>/dev/null || true
+  for _ in $(seq 1 100); do kill -0 "$second_pid" 2>/dev/null || break; sleep 0.1; done
+  second_pid=
+  [ -f "$RUN_ENV" ] && [ ! -f "$RUN_DIR/3446.env" ] && answering 8044 && TOKEN=$(make -s token 2>/dev/null) && discover
+}
+check "a second make run (other ports, same database) stops without taking the first's run file or database" two_runs
 
 stop_run
 saved() { [ -s ".local/data/$TABLE.jsonl" ] && [ ! -f "$RUN_ENV" ]; }

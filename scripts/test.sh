@@ -6,7 +6,8 @@
 #   tests (unit, integration, event replay) against the local database, the
 #   SDK interop clients (scripts/interop.sh), the property-based API tests
 #   (scripts/api-check.sh) and the official conformance runner
-#   (scripts/conformance.sh). Checks that need no Rust build (the template lint,
+#   (scripts/conformance.sh); at the end, what ran, counted from each stage's
+#   own output (scripts/test-counts.py). Checks that need no Rust build (the template lint,
 #   tool installs) run in the background while Rust compiles; interop and the
 #   API check run beside the cargo tests, on a database of their own. Arguments are
 #   passed to the cargo test run (`make test T=<filter>` runs a subset and
@@ -43,12 +44,15 @@ report() {
   echo >&2
   echo "make test: stage times (total $((SECONDS - started)) s)" >&2
   printf '%s\n' "${times[@]}" >&2
+  python3 scripts/test-counts.py || true
   if [ "$status" != 0 ]; then echo "make test: FAILED (exit $status)" >&2; fi
   exit "$status"
 }
 trap report EXIT
 
 filter=("$@")
+# The counts printed at the end are this run's only.
+rm -f .local/cargo-tests.log .local/{interop,api-check,doc-examples,run-check,conformance}.log .local/test-counts.md
 
 # In the background from the start: the template lint (its tools install on
 # first use) and the installs the later stages need.
@@ -100,6 +104,17 @@ if [ "${#filter[@]}" -gt 0 ]; then
   exit 0
 fi
 
+# The deploy path (scripts/deploy-check.sh: `sam build` of the template into arm64
+# artefacts, and `sam deploy --guided` up to the credentials step), in the
+# background: it builds the Lambda binaries for arm64, which no other stage needs.
+(
+  t=$SECONDS
+  if scripts/deploy-check.sh >.local/deploy-check.log 2>&1; then s=0; else s=$?; fi
+  echo "$((SECONDS - t)) $s" >.local/deploy-check.result
+  exit "$s"
+) &
+deploy_pid=$!
+
 # The SDK interop clients (Python, TypeScript: scripts/interop.sh) and the
 # property-based API tests (schemathesis: scripts/api-check.sh) run beside the
 # cargo tests, each against a server started as `make run` starts it, on a
@@ -128,7 +143,9 @@ background() {
 ) &
 beside_pid=$!
 
-stage "cargo tests" cargo test --all-targets
+# Kept for the counts printed at the end (scripts/test-counts.py).
+cargo_tests() { cargo test --all-targets 2>&1 | tee .local/cargo-tests.log; }
+stage "cargo tests" cargo_tests
 # docs/capacity.md's generated tables are what the capacity tests just measured.
 stage "capacity doc" python3 scripts/capacity.py --check
 beside() {
@@ -146,3 +163,14 @@ beside() {
   return "$s"
 }
 stage "interop, API check, docs, make run, conformance (wait)" beside
+deployed() {
+  local s=0 secs status
+  wait "$deploy_pid" || s=$?
+  cat .local/deploy-check.log >&2
+  if [ -f .local/deploy-check.result ]; then
+    read -r secs status <.local/deploy-check.result
+    echo "(the deploy check ran $secs s in the background)" >&2
+  fi
+  return "$s"
+}
+stage "deploy check: sam build, guided deploy (wait)" deployed

@@ -223,8 +223,13 @@ impl Failure {
     fn exit(self) -> ExitCode {
         let (code, message) = match self {
             Failure::Help(text) => {
-                print!("{text}");
-                return ExitCode::SUCCESS;
+                return match crate::sys::print_stdout(&text) {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(e) => {
+                        eprintln!("cannot write the usage: {e}");
+                        ExitCode::FAILURE
+                    }
+                };
             }
             Failure::Usage(m) => (2, m),
             Failure::Refused(m) => (3, m),
@@ -337,6 +342,11 @@ pub async fn run(args: &[String]) -> ExitCode {
     }
 }
 
+/// The command's answer on standard output (`sys::print_stdout`: a closed pipe is no failure).
+fn print(text: &str) -> Result<(), Failure> {
+    crate::sys::print_stdout(text).map_err(|e| Failure::Unavailable(format!("cannot write the answer: {e}")))
+}
+
 async fn execute(args: &[String]) -> Result<(), Failure> {
     let parsed = parse(args)?;
     let subject = acting_subject(&parsed)?;
@@ -348,25 +358,23 @@ async fn execute(args: &[String]) -> Result<(), Failure> {
     let store = if parsed.dry_run { store.dry_run() } else { store };
     let answer = call(&store, &org, &subject, &parsed).await;
     if parsed.dry_run {
-        println!(
-            "{}",
-            match (&answer, store.described_a_change()) {
-                (_, true) => "dry run: nothing was written; the change would write:",
-                (Ok(_), false) =>
-                    "dry run: nothing was written; nothing would change (the real run writes the call's audit record only):",
-                (Err(_), false) =>
-                    "dry run: nothing was written; the real run would be refused (and write the call's audit record only):",
+        let mut text = String::from(match (&answer, store.described_a_change()) {
+            (_, true) => "dry run: nothing was written; the change would write:",
+            (Ok(_), false) => {
+                "dry run: nothing was written; nothing would change (the real run writes the call's audit record only):"
             }
-        );
+            (Err(_), false) => {
+                "dry run: nothing was written; the real run would be refused (and write the call's audit record only):"
+            }
+        });
+        text.push('\n');
         for line in store.described_writes() {
-            println!("  {line}");
+            text.push_str(&format!("  {line}\n"));
         }
+        print(&text)?;
     }
     match answer {
-        Ok(body) => {
-            println!("{}", serde_json::to_string_pretty(&body).unwrap_or_else(|_| body.to_string()));
-            Ok(())
-        }
+        Ok(body) => print(&format!("{}\n", serde_json::to_string_pretty(&body).unwrap_or_else(|_| body.to_string()))),
         Err(ApiError::Unavailable) => Err(Failure::Unavailable(
             "the table could not be reached (check TABLE_NAME, AWS_REGION and credentials)".into(),
         )),

@@ -36,16 +36,17 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 async fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let command = args.first().map_or("serve", String::as_str);
+    if matches!(command, "-V" | "--version" | "version") {
+        // The release's version (docs/operations.md, "Versions"): the CLI and the stack it
+        // administers are deployed together.
+        return emit(&format!("kobana-inbox-mcp {}\n", env!("CARGO_PKG_VERSION")));
+    }
     if matches!(command, "-h" | "--help" | "help") {
-        print!("{}", usage());
-        return ExitCode::SUCCESS;
+        return emit(&usage());
     }
     if args.get(1).is_some_and(|a| a == "-h" || a == "--help") && command != "admin" {
         return match HELP.iter().find(|(name, ..)| *name == command) {
-            Some(help) => {
-                print!("{}", command_usage(help));
-                ExitCode::SUCCESS
-            }
+            Some(help) => emit(&command_usage(help)),
             None => {
                 eprint!("unknown command {command:?}\n\n{}", usage());
                 ExitCode::from(2)
@@ -53,12 +54,22 @@ async fn main() -> ExitCode {
         };
     }
     if command == "openapi" {
-        println!("{}", inbox::api::openapi::document());
-        return ExitCode::SUCCESS;
+        return emit(&format!("{}\n", inbox::api::openapi::document()));
     }
     if command == "admin" {
         // Organization administration needs the table only, not the server's configuration.
         return inbox::cli::run(args.get(1..).unwrap_or_default()).await;
+    }
+    #[cfg(feature = "dev")]
+    if command == "create-table" && std::env::var_os("AWS_LAMBDA_RUNTIME_API").is_none() {
+        // Like `admin`, the table's settings only: no issuer or audience is needed to make it.
+        return match create_table().await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(message) => {
+                eprintln!("{message}");
+                ExitCode::FAILURE
+            }
+        };
     }
     if !HELP.iter().any(|(name, ..)| *name == command) {
         eprint!("unknown command {command:?}\n\n{}", usage());
@@ -71,17 +82,6 @@ async fn main() -> ExitCode {
         ("serve", Mode::Lambda) => run_lambda(config).await,
         ("serve", Mode::Local) => serve_local(config).await,
         (_, Mode::Lambda) => Err(format!("{command} is a development command and does not run on Lambda")),
-        #[cfg(feature = "dev")]
-        ("create-table", Mode::Local) => {
-            let store = Store::connect(&config.store).await;
-            match store.create_table().await {
-                Ok(created) => {
-                    println!("{}", if created { "created" } else { "exists" });
-                    Ok(())
-                }
-                Err(e) => Err(format!("create-table: {e}")),
-            }
-        }
         #[cfg(feature = "dev")]
         ("seed", Mode::Local) => match inbox::secret_store::signing_secrets(&config.secret_source()).await {
             Ok(signing) => {
@@ -109,6 +109,18 @@ async fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("{message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// A command's whole answer on standard output, then success (`sys::print_stdout`: a reader
+/// that closed the pipe is no failure; a write that failed otherwise is).
+fn emit(text: &str) -> ExitCode {
+    match inbox::sys::print_stdout(text) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("cannot write to standard output: {e}");
             ExitCode::FAILURE
         }
     }
@@ -181,6 +193,15 @@ const HELP: &[(&str, &str, &str, &str)] = &[
     ),
 ];
 
+/// `create-table`: the table `TABLE_NAME` at `DYNAMODB_ENDPOINT` (the store's settings only).
+#[cfg(feature = "dev")]
+async fn create_table() -> Result<(), String> {
+    let settings = inbox::config::store_from_env().map_err(|e| format!("create-table: {e}"))?;
+    let store = Store::connect(&settings).await;
+    let created = store.create_table().await.map_err(|e| format!("create-table: {e}"))?;
+    inbox::sys::print_stdout(if created { "created\n" } else { "exists\n" }).map_err(|e| format!("create-table: {e}"))
+}
+
 fn names() -> Vec<&'static str> {
     HELP.iter().map(|(name, ..)| *name).collect()
 }
@@ -193,7 +214,7 @@ fn usage() -> String {
         text.push_str(&format!("  {:<34} {short}\n", format!("{name} {arguments}")));
     }
     text.push_str(
-        "\n`kobana-inbox-mcp <command> --help` says what one does. Configuration is read from the \
+        "\n`kobana-inbox-mcp <command> --help` says what one does; `--version` prints the version. Configuration is read from the \
                    environment (docs/operations.md#configuration).\n",
     );
     text
@@ -336,7 +357,8 @@ async fn invoke(mut config: Config, path: &str) -> Result<(), String> {
         .call(lambda_http::LambdaEvent::new(payload, lambda_http::Context::default()))
         .await
         .map_err(|e: Infallible| e.to_string())?;
-    println!("{}", serde_json::to_string_pretty(&response).map_err(|e| e.to_string())?);
+    let text = serde_json::to_string_pretty(&response).map_err(|e| e.to_string())?;
+    inbox::sys::print_stdout(&format!("{text}\n")).map_err(|e| format!("invoke: {e}"))?;
     Ok(())
 }
 
@@ -395,6 +417,6 @@ fn dev_token(config: &Config) -> Result<(), String> {
     let token = issuer
         .mint(&dev.issuer(), &audiences, &env("SUB", "usr_admin"), &env("ORG", "org_demo"), &scopes, ttl)
         .map_err(|e| e.to_string())?;
-    println!("{token}");
+    inbox::sys::print_stdout(&format!("{token}\n")).map_err(|e| format!("dev-token: {e}"))?;
     Ok(())
 }

@@ -1,5 +1,5 @@
 //! What the process reads from the machine at run time: the wall clock and
-//! the system's random numbers. Kept out of `domain`, whose rules stay pure
+//! the system's random numbers; and what a command prints on standard output. Kept out of `domain`, whose rules stay pure
 //! (they take times and random bytes as arguments), and in one place, so
 //! every timestamp and id of the product comes from here.
 
@@ -106,6 +106,20 @@ pub fn new_id_in(kind: Kind, shards: &crate::domain::Shards) -> String {
 pub fn sharded(id: String, shards: &crate::domain::Shards) -> String {
     let shard = shards.pick(unix_now(), u32::from_le_bytes(random()));
     crate::domain::ids::with_shard(id, shard)
+}
+
+/// Writes `text` to standard output, for the commands that print an answer (`admin`,
+/// `openapi`, `--help`, `dev-token`). A reader that went away (`… | head`) is not a failure:
+/// nothing is left to read the rest, so it ends quietly instead of panicking as `println!`
+/// does. Any other failure (a full disk behind a redirect) is returned, so the command can
+/// exit with an error rather than leave half a document behind with success.
+pub fn print_stdout(text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
 }
 
 #[cfg(test)]

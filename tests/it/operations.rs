@@ -374,6 +374,30 @@ async fn with_local_job_polling_off_an_enqueued_job_stays_queued() {
     assert!(stderr.contains("LOCAL_JOB_POLL_MS=soon: milliseconds"), "{stderr}");
 }
 
+/// `create-table` needs the table's settings only, as `admin` does: no issuer,
+/// audience or signing secret, so an operator can make a table before any
+/// identity provider exists.
+#[tokio::test]
+async fn create_table_needs_only_the_tables_settings() {
+    let table = common::unique_table();
+    let run = || {
+        Command::new(BIN)
+            .arg("create-table")
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("TABLE_NAME", &table)
+            .env("DYNAMODB_ENDPOINT", common::dynamodb_endpoint())
+            .output()
+            .unwrap()
+    };
+    let first = run();
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    assert_eq!(String::from_utf8_lossy(&first.stdout).trim(), "created");
+    let again = run();
+    assert_eq!(String::from_utf8_lossy(&again.stdout).trim(), "exists", "{again:?}");
+    assert!(common::table_dump_sorted(&table).await.is_empty(), "an empty table: nothing seeded");
+}
+
 /// `make run`'s snapshot of the local table: private on disk, and only of and
 /// into a table on this machine, an empty one for a restore.
 #[tokio::test]

@@ -39,6 +39,56 @@ async fn every_tool_has_an_object_output_schema_where_the_era_has_structured_res
     }
 }
 
+/// Every place in a schema where `type` is an array (`["string","null"]`), or a subschema
+/// carries no validation keyword at all, or a `$ref` leaves the document.
+fn unportable(schema: &Value, path: &str, found: &mut Vec<String>) {
+    match schema {
+        Value::Object(map) => {
+            if map.get("type").is_some_and(Value::is_array) {
+                found.push(format!("{path}: type {}", map["type"]));
+            }
+            if map.get("$ref").and_then(Value::as_str).is_some_and(|r| !r.starts_with('#')) {
+                found.push(format!("{path}: remote $ref"));
+            }
+            for (key, value) in map {
+                unportable(value, &format!("{path}/{key}"), found);
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                unportable(item, &format!("{path}/{i}"), found);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// What model providers read is the `inputSchema`: some map it onto a dialect with one
+/// `type` per schema (the OpenAPI subset of Gemini's function declarations), so no input
+/// schema has a type union or a remote `$ref` (the MCP Inspector's `--strict` portability
+/// lint). An `outputSchema` keeps `["string","null"]` for a nullable field: it is read by
+/// the client's JSON Schema validator (2020-12, MCP's default dialect), which takes type
+/// arrays, and the `anyOf` spelling the lint suggests is no more portable to a dialect
+/// without `null` (docs/protocol.md, "Decisions where the protocol is silent").
+#[tokio::test]
+async fn input_schemas_use_one_type_per_schema_for_model_providers() {
+    let h = Harness::new();
+    for version in ["2026-07-28", "2025-06-18", "2025-03-26"] {
+        let mut found = Vec::new();
+        let mut nullable_outputs = 0;
+        for tool in tools(&h, version).await {
+            unportable(&tool["inputSchema"], &format!("{}/inputSchema", tool["name"]), &mut found);
+            let mut outputs = Vec::new();
+            unportable(&tool["outputSchema"], "", &mut outputs);
+            nullable_outputs += outputs.len();
+        }
+        assert_eq!(found, Vec::<String>::new(), "{version}");
+        if version != "2025-03-26" {
+            assert!(nullable_outputs > 0, "{version}: output schemas do mark nullable fields as type arrays");
+        }
+    }
+}
+
 #[tokio::test]
 async fn a_destructive_tool_declares_the_declined_answer_too() {
     let h = Harness::new();

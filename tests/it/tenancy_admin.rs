@@ -262,6 +262,34 @@ async fn help_asked_for_is_success_on_stdout_at_every_level_and_usage_errors_sta
     }
     let top = Command::new(env!("CARGO_BIN_EXE_kobana-inbox-mcp")).args(["admin", "--help"]).output().unwrap();
     assert_eq!(top.status.code(), Some(0));
+    // The operator's CLI says which release it is (docs/operations.md, "Versions").
+    let version = Command::new(env!("CARGO_BIN_EXE_kobana-inbox-mcp")).arg("--version").output().unwrap();
+    assert_eq!(version.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&version.stdout), format!("kobana-inbox-mcp {}\n", env!("CARGO_PKG_VERSION")));
+}
+
+/// `kobana-inbox-mcp admin … | head` and `openapi | head`: a reader that closes the pipe
+/// early ends the command quietly (success, no panic), as any Unix tool.
+#[tokio::test]
+async fn a_reader_that_closes_the_pipe_early_is_no_panic() {
+    let h = Harness::new();
+    h.app().await;
+    for args in [vec!["openapi"], vec!["admin", "org-admin", "list", "--org", "org_demo"], vec!["--help"]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kobana-inbox-mcp"))
+            .args(&args)
+            .env("TABLE_NAME", &h.table)
+            .env("DYNAMODB_ENDPOINT", common::dynamodb_endpoint())
+            .env("AWS_REGION", "us-east-1")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The read end closes before the command has written anything.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && !stderr.contains("panicked"), "{args:?}: {:?} {stderr}", out.status);
+    }
 }
 
 #[tokio::test]
