@@ -5,7 +5,7 @@ SHELL := /bin/bash
 PORT ?= 3000
 CARGO ?= cargo
 
-.PHONY: help run reset test conformance lint build build-McpFunction build-WorkerFunction deploy release invoke bench profile text-order fmt clean db db-stop token openapi fuzz
+.PHONY: help run reset test conformance lint build build-McpFunction build-WorkerFunction deploy release invoke bench profile fmt clean db db-stop token openapi fuzz
 
 ## What each target does (this list; the default).
 help:
@@ -32,12 +32,10 @@ test:
 conformance:
 	scripts/conformance.sh
 
-## Formatting, clippy, one-way module layers, the SAM template (cfn-lint, sam validate --lint, checkov), the deploy workflow (schema, zizmor) and the OpenAPI document, as CI runs them.
+## Formatting, clippy, the SAM template (cfn-lint, sam validate --lint, checkov), the deploy workflow (schema, zizmor) and the OpenAPI document, as CI runs them.
 lint:
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --all-targets -- -D warnings
-	python3 scripts/check_layers_test.py
-	python3 scripts/check-layers.py
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	scripts/lint-template.sh
 	scripts/lint-openapi.sh
 
@@ -82,10 +80,6 @@ bench:
 ## Instruction counts per request under callgrind: tools/call emails_get beside the bare-SDK peer's GetItem.
 profile:
 	scripts/profile.sh
-
-## Lay out the release binaries' code anew (scripts/text-order.txt): the functions a running server executes, from a callgrind run of start-up and a mix of requests.
-text-order:
-	scripts/profile.sh text-order
 
 ## Start the local DynamoDB-compatible server (moto) on 127.0.0.1, port DYNAMODB_PORT (default 8000).
 db:

@@ -570,12 +570,6 @@ def main():
                  f"| rmcp peer release binary | {mib(os.path.getsize(RMCP))} |"]
     if BASELINE:
         artefacts.append(f"| this server at {BASELINE_REV}, release binary | {mib(os.path.getsize(BASELINE))} |")
-    # What the release link laid out first (scripts/ordered-cc writes the list beside the binary it links).
-    orders = glob.glob(os.path.join(TARGET, "release/deps/kobana_inbox_mcp-*.text-order"))
-    if orders:
-        with open(max(orders, key=os.path.getmtime)) as f:
-            placed = sum(1 for _ in f)
-        artefacts.append(f"| functions this server's release link placed first (scripts/text-order.txt) | {placed} |")
     for fn in ("kobana-inbox-mcp", "worker"):
         path = os.path.join(TARGET, f"lambda/{fn}/bootstrap")
         if os.path.exists(path):

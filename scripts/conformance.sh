@@ -3,7 +3,7 @@
 # conformance runner (`@modelcontextprotocol/conformance`, pinned in
 # conformance/package-lock.json with the Node 22 it needs, the npm package
 # `node`: nothing is downloaded outside the registry) against
-#   - the conformance fixture server (src/bin/conformance.rs: this crate's
+#   - the conformance fixture server (crates/conformance/src/main.rs: this crate's
 #     pipeline serving the runner's fixture catalogue), with the full
 #     2026-07-28 requirement set (scored, plus the tasks-* extension and
 #     pending scenarios it runs unscored) and the 2025-11-25 set;
@@ -15,7 +15,7 @@
 # The server runs on its own ports (3350, issuer 3351) and its own local
 # database (8035), is started and stopped by PID, and listens on 127.0.0.1 only.
 # The runner sends no token: the server's front adds a development token to
-# requests without one (see src/bin/conformance.rs).
+# requests without one (see crates/conformance/src/main.rs).
 #   scripts/conformance.sh install   install the runner only
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,7 +48,7 @@ if [ "${1:-}" = install ]; then exit 0; fi
 if [ -n "${KOBANA_TEST_BUILD:-}" ]; then
   cargo test --all-targets --no-run --quiet
 else
-  cargo build --quiet --bin conformance
+  cargo build --quiet -p inbox-conformance --bin conformance
 fi
 BIN="$(dirname "$(bin_path)")/conformance"
 

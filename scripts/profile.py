@@ -15,11 +15,6 @@ symbols: its total only).
 
 Environment: PROFILE_REQUESTS (default 300), PROFILE_TOP (default 40),
 PROFILE_ONLY=server|sdk|rmcp.
-
-`profile.py text-order` (`make text-order`) runs this server under callgrind
-from its first instruction instead — start-up, then a mix of MCP and REST
-requests — and writes the functions it executed to scripts/text-order.txt,
-the order the release link lays them out in (scripts/text_order.py).
 """
 import collections
 import http.client
@@ -30,8 +25,6 @@ import socket
 import subprocess
 import sys
 import time
-
-import text_order
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGET = os.environ["CARGO_TARGET_DIR"]
@@ -131,46 +124,6 @@ def drive(port, phases, proc, out, name):
     return results
 
 
-def train(server, env):
-    """The text order: what a server executes from start-up through a mix of requests."""
-    out = os.path.join(OUT, "text-order.callgrind")
-    token, api_token = (subprocess.run([server, "dev-token"], env=dict(env, AUD=aud), check=True, capture_output=True,
-                                       text=True).stdout.strip() for aud in ("mcp", "api"))
-    proc = subprocess.Popen(["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={out}",
-                             server, "serve"],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    rest = {"authorization": f"Bearer {api_token}", "x-workspace-id": "ws_main"}
-
-    def mcp(*args, **kwargs):
-        return "POST", *mcp_call(token, *args, **kwargs)
-
-    calls = [mcp("server/discover", {}), mcp("tools/list", {}),
-             mcp("tools/call", {"name": "emails_get", "arguments": {"id": EMAIL}}, "emails_get"),
-             mcp("tools/call", {"name": "emails_list", "arguments": {}}, "emails_list"),
-             mcp("resources/list", {}), mcp("prompts/list", {}),
-             mcp("tools/list", {}, version="2025-06-18"),
-             mcp("tools/call", {"name": "emails_get", "arguments": {"id": EMAIL}}, version="2025-06-18"),
-             ("GET", f"/api/v1/emails/{EMAIL}", rest, None), ("GET", "/api/v1/emails", rest, None),
-             ("GET", "/health", {}, None)]
-    def health(conn):
-        conn.request("GET", "/health")
-        conn.getresponse().read()
-
-    conn, _ = first_answer(int(env["PORT"]), proc, "the server", health)
-    statuses = collections.Counter()
-    for _ in range(N // 3 or 1):
-        for method, path, headers, body in calls:
-            conn.request(method, path, json.dumps(body) if body is not None else None, headers)
-            answer = conn.getresponse()
-            answer.read()
-            statuses[f"{method} {path} {body['method'] if body else ''} → {answer.status}"] += 1
-    proc.send_signal(signal.SIGINT)
-    proc.wait(timeout=60)
-    for line, count in sorted(statuses.items()):
-        print(f"{count:5}  {line}")
-    text_order.generate(out, server, os.path.join(ROOT, "scripts/text-order.txt"))
-
-
 def main():
     os.makedirs(OUT, exist_ok=True)
     for f in os.listdir(OUT):
@@ -183,8 +136,6 @@ def main():
                LOG_FORMAT="json", RUST_LOG="info", LOCAL_JOB_POLL_MS="0")  # as make bench runs it
     subprocess.run([server, "create-table"], env=env, check=True, stdout=subprocess.DEVNULL)
     subprocess.run([server, "seed"], env=env, check=True, stdout=subprocess.DEVNULL)
-    if sys.argv[1:] == ["text-order"]:
-        return train(server, env)
     results = {}
     if ONLY in ("", "sdk"):
         peer_port = free_port()

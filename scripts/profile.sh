@@ -4,11 +4,6 @@
 # (scripts/profile.py). Builds both release binaries with their symbols
 # (`--profile profiling`: release, symbols kept) and starts the
 # local database when none answers.
-#
-#   scripts/profile.sh text-order   (`make text-order`) writes
-#                                   scripts/text-order.txt instead: the
-#                                   functions a running server executes
-#                                   (scripts/text_order.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "make profile needs valgrind: sudo apt-get install valgrind" >&2; exit 1; }
@@ -16,13 +11,5 @@ target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, 
 . scripts/lib.sh
 trap stop_db EXIT
 ensure_db
-if [ "${1:-}" = text-order ]; then
-  cargo build --profile profiling --bin kobana-inbox-mcp
-  CARGO_TARGET_DIR="$target" python3 scripts/profile.py text-order
-  # The next release build links anew with the new order (cargo does not
-  # watch the file).
-  touch src/main.rs src/bin/worker.rs
-  exit 0
-fi
 cargo build --profile profiling --bin kobana-inbox-mcp --example ceiling --example sdk_peer
 CARGO_TARGET_DIR="$target" python3 scripts/profile.py

@@ -12,43 +12,37 @@
 //! local mode: worker::poll runs the same worker::run in-process
 //! ```
 //!
-//! Dependencies point one way, layer by layer (`scripts/check-layers.py`,
-//! run by `make lint`, keeps it so): `app` (composition root) → `edge` →
-//! `mcp` | `config` → `api` | `worker` → `store` | `auth` | `outbound` | `secrets` → `sys` |
-//! `tls` | `json` → `domain` (pure). `app` builds each layer's narrow
-//! context once per container (`edge::Edge`, `api::Services`,
-//! `worker::Runner`); only `store` talks to DynamoDB and names keys; only
-//! `edge` and the binaries see `lambda_http` or `hyper`.
+//! Dependencies point one way, layer by layer, and each layer is a crate of
+//! the workspace (a wrong-way import does not compile; `tests/it/layers.rs`
+//! refuses a wrong-way dependency): this package (`app`, the composition
+//! root, → `edge` → `config`, `cli`, `dev`, `seed`) → `inbox-mcp` →
+//! `inbox-api` | `inbox-worker` → `inbox-store` | `inbox-auth` |
+//! `inbox-outbound` → `inbox-support` → `inbox-domain` (pure). `app` builds
+//! each layer's narrow context once per container (`edge::Edge`,
+//! `api::Services`, `worker::Runner`); only `store` talks to DynamoDB and
+//! names keys; only `edge` and the binaries see `lambda_http` or `hyper`.
 //!
-//! `dev` builds also have `conformance`: the official conformance runner's
-//! fixture catalogue, served through the same pipeline by `src/bin/conformance.rs`.
+//! The official conformance runner's fixture catalogue is a crate of its own
+//! (`inbox-conformance`) over this one's public API; nothing here depends on it.
 
-pub mod api;
+// The layers below this crate, under the names the code and the tests use for them.
+pub use inbox_api as api;
+pub use inbox_auth as auth;
+pub use inbox_domain as domain;
+pub use inbox_mcp as mcp;
+pub use inbox_outbound as outbound;
+pub use inbox_store as store;
+pub use inbox_support::{expiring, gate, json, keyfile, secret_store, secrets, sys, telemetry, tls};
+pub use inbox_worker as worker;
+
 pub mod app;
-pub mod auth;
 pub mod cli;
 pub mod config;
 #[cfg(feature = "dev")]
-pub mod conformance;
-#[cfg(feature = "dev")]
 pub mod dev;
-pub mod domain;
 pub mod edge;
-pub mod expiring;
-pub mod gate;
-pub mod json;
-pub mod keyfile;
-pub mod mcp;
-pub mod outbound;
-pub mod secret_store;
-pub mod secrets;
 #[cfg(feature = "dev")]
 pub mod seed;
-pub mod store;
-pub mod sys;
-pub mod telemetry;
-pub mod tls;
-pub mod worker;
 
 pub use app::App;
 pub use config::Config;

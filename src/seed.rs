@@ -44,14 +44,8 @@ fn tenant(org: &str, ws: &str) -> Result<Tenant, StoreError> {
 
 const T0: &str = "2026-11-20T09:00:00.000Z";
 
-/// A valid Itaú slip: R$ 159,90 due 2026-12-10.
-pub const LINE_TELECOM: &str = "34191.09123 34567.800007 01234.567897 1 16560000015990";
-/// A valid Banco do Brasil slip: R$ 487,50 due 2026-12-15.
-pub const LINE_ENERGY: &str = "00190.00009 02345.678904 12345.678176 6 16610000048750";
-/// A valid Bradesco slip: R$ 12.345,00 due 2026-11-30.
-pub const LINE_RENT: &str = "23793.38128 60000.000004 00000.000000 5 16460001234500";
-/// A slip whose second field's check digit is wrong.
-pub const LINE_BROKEN: &str = "10491.23456 67990.123457 67890.123457 9 16660000009900";
+// The demo e-mails' digitable lines (the domain's sample slips, which its tests check too).
+pub use crate::domain::boleto::samples::{LINE_BROKEN, LINE_ENERGY, LINE_RENT, LINE_TELECOM};
 
 fn inbox(id: &str, slug: &str, name: &str, policy: SenderPolicy) -> Inbox {
     Inbox {

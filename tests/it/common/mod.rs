@@ -134,8 +134,8 @@ pub struct Harness {
 /// The conformance fixture catalogue and its tool jobs.
 fn fixture_serving() -> Serving {
     Serving {
-        catalogue: Some(Arc::new(inbox::conformance::Fixtures::new())),
-        tool_jobs: Some(Arc::new(inbox::conformance::jobs::FixtureJobs)),
+        catalogue: Some(Arc::new(inbox_conformance::Fixtures::new())),
+        tool_jobs: Some(Arc::new(inbox_conformance::jobs::FixtureJobs)),
     }
 }
 

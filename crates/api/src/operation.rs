@@ -1,0 +1,330 @@
+//! What an operation of the API is: one `Operation` declaration, written in
+//! the module of the records it is about, beside its handler. A declaration
+//! holds everything the rest of the server derives from it: the route
+//! (method and path), who may call it (`Needs`), its input (path parameters,
+//! list filters, the JSON body's schema), its success answers, whether it
+//! enqueues a job, the MCP tool that mirrors it (`Tool`, absent for
+//! operations no agent calls) and the handler itself. The route table
+//! (`super::Route::parse`), the OpenAPI document (`super::openapi`), the
+//! schemas (`super::schemas`), the audit wiring (`super::audit`) and the MCP
+//! catalogue (`inbox_mcp::catalogue`) read the declarations, so adding an
+//! operation is one declaration and its handler, in one file, listed in that
+//! module's `OPERATIONS`.
+//!
+//! `Input` is the call as the handler reads it, from either surface: the
+//! path parameters, and the rest of the arguments either as REST received
+//! them (query string, JSON body) or as an MCP tool's arguments object. The
+//! handler asks for what it takes (`params`, `body`) and gets the same
+//! typed values and the same errors from both, without arguments being
+//! written into a query string or body bytes and parsed again.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+
+use http::StatusCode;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+use super::error::ApiError;
+use super::schemas::Shape;
+use super::{ApiResponse, Ctx, Needs, Route, input};
+
+/// An operation: a reference to its declaration (they are `static`s, one per
+/// operation, so a reference is as cheap as an enum and compares by name).
+pub type Op = &'static Operation;
+
+/// The future a handler answers with.
+pub type Answer<'a> = Pin<Box<dyn Future<Output = Result<ApiResponse, ApiError>> + Send + 'a>>;
+
+/// A handler: the operation's code, for a caller already authorized by the
+/// declaration's `needs`.
+pub type Handler = for<'a> fn(&'a Ctx<'a>, &'a Input<'a>) -> Answer<'a>;
+
+/// The extra check a replayed answer needs when the handler, not the route,
+/// authorizes the call (`Needs::Job`): the same check the handler makes.
+pub type ReplayCheck =
+    for<'a> fn(&'a Ctx<'a>, &'a str) -> Pin<Box<dyn Future<Output = Result<(), ApiError>> + Send + 'a>>;
+
+/// A list's filters: each parameter's name and schema.
+pub type Filters = fn() -> Vec<(&'static str, Value)>;
+
+/// The HTTP methods of the API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
+    Get,
+    Put,
+    Patch,
+    Post,
+    Delete,
+}
+
+impl Verb {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verb::Get => "GET",
+            Verb::Put => "PUT",
+            Verb::Patch => "PATCH",
+            Verb::Post => "POST",
+            Verb::Delete => "DELETE",
+        }
+    }
+
+    /// Arguments of a tool whose operation is called with this method go to
+    /// the query (GET, DELETE) or the body (the others).
+    fn args_are_query(self) -> bool {
+        matches!(self, Verb::Get | Verb::Delete)
+    }
+}
+
+/// One operation, declared once.
+pub struct Operation {
+    /// Snake case (`webhook_rotate_secret`): the OpenAPI `operationId`, the
+    /// audit record's `operation` and the metric dimension.
+    pub name: &'static str,
+    /// One line for the OpenAPI document.
+    pub summary: &'static str,
+    pub method: Verb,
+    /// The path after `/api/v1`, with `{id}` and `{sender}` for its parameters.
+    pub template: &'static str,
+    pub needs: Needs,
+    /// What the path's `{id}` names (`e-mail`), for its description.
+    pub id_of: &'static str,
+    /// A paginated list: the filters it takes besides `limit` and `cursor`.
+    /// Only lists read the query string.
+    pub list: Option<Filters>,
+    /// The JSON body it takes, if any.
+    pub body: Option<fn() -> Value>,
+    /// Its success answers: status and shape.
+    pub answers: &'static [(StatusCode, Shape)],
+    /// Answers 202 with a job that finishes later (what MCP turns into tasks).
+    pub enqueues: bool,
+    /// A write that may succeed with nothing to do (an allowed sender added
+    /// again, a job cancelled again): its audit record is written after the
+    /// fact instead of with a change.
+    pub may_change_nothing: bool,
+    /// For a write its handler authorizes: the check a replay repeats.
+    pub replay_check: Option<ReplayCheck>,
+    /// The MCP tool that mirrors it.
+    pub tool: Option<Tool>,
+    pub run: Handler,
+}
+
+/// The declaration's fields that every operation has; the rest (its
+/// `summary` first) are set with struct update syntax.
+pub const fn operation(
+    name: &'static str,
+    method: Verb,
+    template: &'static str,
+    needs: Needs,
+    run: Handler,
+) -> Operation {
+    Operation {
+        name,
+        summary: "",
+        method,
+        template,
+        needs,
+        id_of: "",
+        list: None,
+        body: None,
+        answers: &[],
+        enqueues: false,
+        may_change_nothing: false,
+        replay_check: None,
+        tool: None,
+        run,
+    }
+}
+
+/// A list without filters (`limit` and `cursor` only).
+pub fn no_filters() -> Vec<(&'static str, Value)> {
+    Vec::new()
+}
+
+impl Operation {
+    /// Whether the operation changes state (and so honours `Idempotency-Key`
+    /// and leaves an audit record).
+    pub fn is_write(&self) -> bool {
+        self.method != Verb::Get
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    pub fn enqueues(&self) -> bool {
+        self.enqueues
+    }
+
+    pub fn takes_query(&self) -> bool {
+        self.list.is_some()
+    }
+
+    pub fn takes_body(&self) -> bool {
+        self.body.is_some()
+    }
+}
+
+impl PartialEq for Operation {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for Operation {}
+
+impl fmt::Debug for Operation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+/// The MCP tool that mirrors an operation: what the catalogue lists. Its
+/// input and output schemas are the operation's.
+#[derive(Debug, Clone, Copy)]
+pub struct Tool {
+    pub name: &'static str,
+    pub title: &'static str,
+    /// For the agent: what it does and when to use it.
+    pub description: &'static str,
+    pub destructive: bool,
+    pub idempotent: bool,
+    /// What confirming it does, in one sentence (destructive tools).
+    pub effect: &'static str,
+    /// For a destructive tool: the arguments whose presence makes a call
+    /// need the user's confirmation; empty: every call needs it.
+    pub confirm_when: &'static [&'static str],
+}
+
+impl Tool {
+    /// A tool that changes nothing.
+    pub const fn read(name: &'static str, title: &'static str, description: &'static str) -> Tool {
+        Tool { name, title, description, destructive: false, idempotent: true, effect: "", confirm_when: &[] }
+    }
+
+    /// A tool the user confirms before it runs; `effect` says what confirming does.
+    pub const fn destructive(
+        name: &'static str,
+        title: &'static str,
+        description: &'static str,
+        effect: &'static str,
+    ) -> Tool {
+        Tool { name, title, description, destructive: true, idempotent: true, effect, confirm_when: &[] }
+    }
+}
+
+/// The arguments of a call besides its path parameters.
+#[derive(Debug, Clone, Copy)]
+pub enum Args<'a> {
+    /// As REST received them.
+    Rest { query: Option<&'a str>, body: &'a [u8] },
+    /// An MCP tool's arguments without `id` and `sender`, already checked
+    /// against the tool's input schema: the query of a GET or DELETE, the
+    /// body of the other methods.
+    Tool(&'a Map<String, Value>),
+}
+
+/// One call as its handler reads it.
+#[derive(Debug, Clone, Copy)]
+pub struct Input<'a> {
+    pub route: &'a Route,
+    pub args: Args<'a>,
+}
+
+impl<'a> Input<'a> {
+    pub fn rest(route: &'a Route, query: Option<&'a str>, body: &'a [u8]) -> Input<'a> {
+        Input { route, args: Args::Rest { query, body } }
+    }
+
+    pub fn tool(route: &'a Route, args: &'a Map<String, Value>) -> Input<'a> {
+        Input { route, args: Args::Tool(args) }
+    }
+
+    /// No arguments besides the path.
+    pub fn bare(route: &'a Route) -> Input<'a> {
+        Input::rest(route, None, b"")
+    }
+
+    /// The path's `{id}`, as given (never parsed as a path).
+    pub fn id(&self) -> &'a str {
+        &self.route.id
+    }
+
+    /// The path's `{sender}`, as given.
+    pub fn sender(&self) -> &'a str {
+        &self.route.sender
+    }
+
+    /// A tool's arguments, when they are the query (GET and DELETE).
+    fn tool_query(&self) -> Option<&'a Map<String, Value>> {
+        match self.args {
+            Args::Tool(args) if self.route.op.method.args_are_query() => Some(args),
+            Args::Tool(_) | Args::Rest { .. } => None,
+        }
+    }
+
+    /// A tool's arguments, when they are the body (the other methods).
+    fn tool_body(&self) -> Option<&'a Map<String, Value>> {
+        match self.args {
+            Args::Tool(args) if !self.route.op.method.args_are_query() => Some(args),
+            Args::Tool(_) | Args::Rest { .. } => None,
+        }
+    }
+
+    /// The query parameters, each at most once and only those in `allowed`
+    /// (400 otherwise, naming the parameter). A tool's arguments are the
+    /// same parameters, their values as text.
+    pub fn params(&self, allowed: &[&str]) -> Result<BTreeMap<String, String>, ApiError> {
+        match self.args {
+            Args::Rest { query, .. } => input::query(query, allowed),
+            Args::Tool(_) => {
+                let mut params = BTreeMap::new();
+                for (name, value) in self.tool_query().into_iter().flatten() {
+                    if !allowed.contains(&name.as_str()) {
+                        return Err(input::unknown_parameter(name, allowed));
+                    }
+                    params.insert(name.clone(), value.as_str().map_or_else(|| value.to_string(), str::to_owned));
+                }
+                Ok(params)
+            }
+        }
+    }
+
+    /// The JSON body as `T` (declared with `deny_unknown_fields`): 400
+    /// naming the field that does not fit.
+    pub fn body<T: DeserializeOwned>(&self) -> Result<T, ApiError> {
+        match self.args {
+            Args::Rest { body, .. } => input::body(body),
+            Args::Tool(_) => {
+                let args = self.tool_body().cloned().unwrap_or_default();
+                input::from_value(Value::Object(args))
+            }
+        }
+    }
+
+    /// Refuses a body where the operation takes none (a stray body is a
+    /// client bug worth telling).
+    pub fn no_body(&self) -> Result<(), ApiError> {
+        let stray = match self.args {
+            Args::Rest { body, .. } => !(body.iter().all(u8::is_ascii_whitespace) || body == b"{}"),
+            Args::Tool(_) => self.tool_body().is_some_and(|args| !args.is_empty()),
+        };
+        if stray { Err(ApiError::bad_request("invalid_body", "This route takes no body", json!({}))) } else { Ok(()) }
+    }
+
+    /// The body as JSON for the audit digest: `{}` when absent; text that is
+    /// not JSON as a string (refused before anything is recorded, but the
+    /// digest stays defined).
+    pub fn body_value(&self) -> Value {
+        match self.args {
+            Args::Rest { body, .. } if body.iter().all(u8::is_ascii_whitespace) => json!({}),
+            Args::Rest { body, .. } => std::str::from_utf8(body)
+                .ok()
+                .and_then(|text| serde_json::from_str::<Value>(text).ok())
+                .unwrap_or_else(|| Value::from(String::from_utf8_lossy(body))),
+            Args::Tool(_) => Value::Object(self.tool_body().cloned().unwrap_or_default()),
+        }
+    }
+}

@@ -1,0 +1,442 @@
+//! One JSON Schema (2020-12) per shape of `/api/v1`, beside the route table:
+//! the parameters and body each operation takes, and every body it answers
+//! with. Written once and derived everywhere:
+//!
+//! - the MCP tools' `inputSchema` (path, query and body parameters of their
+//!   operation) and `outputSchema` (its success body) — `inbox_mcp::catalogue`;
+//! - the OpenAPI 3.1 document of `/api/v1` — `super::openapi`;
+//! - the tests, which validate every REST response and every tool's
+//!   `structuredContent` against them.
+//!
+//! Response shapes are strict (`additionalProperties: false`, every field
+//! required): a field without a value is `null`, never absent. The only
+//! fields that come and go are `secret` (in the answers that show a webhook
+//! secret once) and a running job's `lease_until`; `deleted_at` never appears,
+//! since deleted records are never returned.
+
+use serde_json::{Map, Value, json};
+
+use super::Op;
+use inbox_domain::records::{
+    DeliveryStatus, EmailStatus, EventType, InboxStatus, JobErrorKind, JobKind, JobStatus, SenderPolicy, Surface,
+    WebhookStatus, WorkspaceStatus,
+};
+
+/// The events a webhook may subscribe to.
+pub(super) const SUBSCRIBABLE: [&str; 3] = {
+    let [a, b, c] = EventType::SUBSCRIBABLE;
+    [a.as_str(), b.as_str(), c.as_str()]
+};
+
+// ------------------------------------------------------------------ building
+
+pub(super) fn string(min: u32, max: u32) -> Value {
+    json!({"type": "string", "minLength": min, "maxLength": max})
+}
+
+/// Sets `key` of an object (anything else is left as it is).
+pub(super) fn put(target: &mut Value, key: &str, value: Value) {
+    if let Value::Object(map) = target {
+        map.insert(key.into(), value);
+    }
+}
+
+/// `schema` with `description` (before the one it has, if any).
+pub(super) fn described(mut schema: Value, description: &str) -> Value {
+    let text = match schema.get("description").and_then(Value::as_str) {
+        Some(existing) => format!("{description}. {existing}"),
+        None => description.to_owned(),
+    };
+    put(&mut schema, "description", Value::from(text));
+    schema
+}
+
+/// What every caller's text field says of the characters it may not hold
+/// (`api::input::caller_text`). JSON Schema could say it with a `pattern`,
+/// but the tools' argument checker has no regular expressions and the
+/// ranges reach past the Basic Multilingual Plane (tags), where the
+/// patterns' dialects differ; so the description says it.
+pub(super) const CALLER_TEXT: &str = "No control characters (C0, C1: tab, line feed, escape, ...), line or paragraph separators (U+2028, U+2029) or invisible format characters (bidirectional controls, zero-width characters, tags U+E0000-U+E007F): refused naming the character";
+
+/// A caller's text field of `min..=max` characters (`CALLER_TEXT`).
+pub(super) fn caller_string(min: u32, max: u32) -> Value {
+    described(string(min, max), CALLER_TEXT)
+}
+
+pub(super) fn one_of(values: &[&str]) -> Value {
+    json!({"type": "string", "enum": values})
+}
+
+fn nullable(schema: Value) -> Value {
+    match schema {
+        Value::Object(mut map) => {
+            match map.remove("type") {
+                Some(Value::String(t)) => map.insert("type".into(), json!([t, "null"])),
+                Some(other) => map.insert("type".into(), other),
+                None => None,
+            };
+            if let Some(Value::Array(values)) = map.get_mut("enum") {
+                values.push(Value::Null);
+            }
+            Value::Object(map)
+        }
+        other => json!({"anyOf": [other, {"type": "null"}]}),
+    }
+}
+
+fn text() -> Value {
+    json!({"type": "string"})
+}
+
+pub(super) fn time() -> Value {
+    json!({"type": "string", "format": "date-time"})
+}
+
+pub(super) fn count() -> Value {
+    json!({"type": "integer", "minimum": 0})
+}
+
+/// A strict object: every property required unless named in `optional`.
+fn strict(properties: Value, optional: &[&str]) -> Value {
+    let required: Vec<&String> = properties
+        .as_object()
+        .map(|p| p.keys().filter(|k| !optional.contains(&k.as_str())).collect())
+        .unwrap_or_default();
+    json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
+}
+
+/// An input object: only `required` must be given.
+pub(super) fn input(properties: Value, required: &[&str]) -> Value {
+    json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
+}
+
+// ------------------------------------------------------------- parameters
+
+pub(super) fn id(what: &str) -> Value {
+    json!({"type": "string", "minLength": 1, "maxLength": 64, "description": format!("Id of the {what}")})
+}
+
+fn limit() -> Value {
+    json!({"type": "integer", "minimum": 1, "maximum": 100, "description": "Page size (default 20)"})
+}
+
+fn cursor() -> Value {
+    json!({"type": "string", "minLength": 1, "maxLength": 4096, "description": "meta.next_cursor of the previous page, unchanged"})
+}
+
+/// The path parameters of `op`, in path order.
+pub fn path_params(op: Op) -> Vec<(&'static str, Value)> {
+    let mut params = Vec::new();
+    if op.template.contains("{id}") {
+        params.push(("id", id(op.id_of)));
+    }
+    if op.template.contains("{sender}") {
+        params.push(("sender", sender()));
+    }
+    if op.template.contains("{sub}") {
+        params.push(("sub", subject()));
+    }
+    params
+}
+
+/// A token subject (`sub`): a person or a machine client.
+pub(super) fn subject() -> Value {
+    described(caller_string(1, 255), "The token subject (sub) of the person or machine client")
+}
+
+/// An allowed sender, as a path parameter or a body field.
+pub(super) fn sender() -> Value {
+    described(caller_string(3, 254), "An e-mail address or @domain")
+}
+
+/// The query parameters of `op` (lists only: their filters, then `limit`
+/// and `cursor`), none required.
+pub fn query_params(op: Op) -> Vec<(&'static str, Value)> {
+    let Some(filters) = op.list else { return Vec::new() };
+    filters().into_iter().chain([("limit", limit()), ("cursor", cursor())]).collect()
+}
+
+/// The JSON body `op` takes, if any.
+pub fn body(op: Op) -> Option<Value> {
+    op.body.map(|schema| schema())
+}
+
+// ---------------------------------------------------------------- records
+
+/// The records the API shows, by name (the OpenAPI components).
+pub const RECORDS: [Record; 14] = [
+    Record::Organization,
+    Record::OrgWorkspace,
+    Record::Member,
+    Record::Grant,
+    Record::Inbox,
+    Record::AllowedSender,
+    Record::Email,
+    Record::Webhook,
+    Record::WebhookWithSecret,
+    Record::Delivery,
+    Record::Job,
+    Record::Workspace,
+    Record::AuditRecord,
+    Record::Error,
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Record {
+    Organization,
+    OrgWorkspace,
+    Member,
+    Grant,
+    Inbox,
+    AllowedSender,
+    Email,
+    Webhook,
+    WebhookWithSecret,
+    Delivery,
+    Job,
+    Workspace,
+    AuditRecord,
+    Error,
+}
+
+impl Record {
+    pub fn name(self) -> &'static str {
+        match self {
+            Record::Organization => "Organization",
+            Record::OrgWorkspace => "OrgWorkspace",
+            Record::Member => "Member",
+            Record::Grant => "Grant",
+            Record::Inbox => "Inbox",
+            Record::AllowedSender => "AllowedSender",
+            Record::Email => "Email",
+            Record::Webhook => "Webhook",
+            Record::WebhookWithSecret => "WebhookWithSecret",
+            Record::Delivery => "Delivery",
+            Record::Job => "Job",
+            Record::Workspace => "Workspace",
+            Record::AuditRecord => "AuditRecord",
+            Record::Error => "Error",
+        }
+    }
+
+    /// The record's schema, whole.
+    pub fn schema(self) -> Value {
+        match self {
+            Record::Organization => strict(json!({"id": text(), "name": text()}), &[]),
+            Record::OrgWorkspace => strict(
+                json!({"id": described(text(), "ws_…, chosen by the server"), "name": text(),
+                       "slug": described(text(), "Unique in the organization; never changes"),
+                       "status": one_of(WorkspaceStatus::NAMES), "created_at": time(), "updated_at": time()}),
+                &[],
+            ),
+            Record::Member => strict(
+                json!({"subject": described(text(), "The person's token subject (sub)"),
+                       "role": one_of(&inbox_domain::Role::NAMES), "updated_at": time()}),
+                &[],
+            ),
+            Record::Grant => strict(
+                json!({"subject": described(text(), "The token subject (sub) it is granted to"), "created_at": time()}),
+                &[],
+            ),
+            Record::Inbox => strict(
+                json!({"id": text(), "slug": text(), "name": text(), "status": one_of(InboxStatus::NAMES),
+                       "sender_policy": one_of(SenderPolicy::NAMES), "created_at": time(), "updated_at": time()}),
+                &[],
+            ),
+            Record::AllowedSender => strict(
+                json!({"inbox_id": text(), "sender": described(text(), "A lowercase address or @domain"), "created_at": time()}),
+                &[],
+            ),
+            Record::Email => strict(
+                json!({"id": text(), "inbox_id": text(), "from": text(), "to": text(),
+                       "subject": described(text(), "Third-party text"), "received_at": time(),
+                       "status": one_of(EmailStatus::NAMES), "text": described(text(), "The body: third-party text"),
+                       "attachments": {"type": "array", "items": strict(
+                           json!({"name": text(), "size": count(), "content_type": text()}), &[])},
+                       "extracted": nullable(strict(json!({
+                           "digitable_line": text(), "barcode": text(),
+                           "amount_cents": nullable(described(count(), "null for a utility slip whose value field is a reference quantity")),
+                           "due_date": nullable(json!({"type": "string", "format": "date"})),
+                           "bank_code": nullable(text())}), &[])),
+                       "error": nullable(text()), "created_at": time(), "updated_at": time()}),
+                &[],
+            ),
+            Record::Webhook => strict(webhook_fields(), &[]),
+            Record::WebhookWithSecret => {
+                let mut fields = webhook_fields();
+                put(&mut fields, "secret", described(text(), "The signing secret, shown in this answer only"));
+                strict(fields, &[])
+            }
+            Record::Delivery => strict(
+                json!({"id": text(), "webhook_id": text(), "event_id": text(), "event_type": one_of(EventType::NAMES),
+                       "status": one_of(DeliveryStatus::NAMES), "status_code": nullable(count()),
+                       "duration_ms": nullable(count()), "error": nullable(text()),
+                       "attempt": {"type": "integer", "minimum": 1},
+                       "resend_of": nullable(described(text(), "The delivery this one resends")), "created_at": time()}),
+                &[],
+            ),
+            Record::Job => strict(
+                json!({"id": text(), "kind": one_of(&JobKind::API.map(JobKind::as_str)), "subject_id": text(), "status": one_of(JobStatus::NAMES),
+                       "attempts": count(),
+                       "result": nullable(described(json!({"type": "object"}), "What the job did, once it succeeded")),
+                       "error": nullable(text()),
+                       "error_kind": nullable(described(one_of(JobErrorKind::NAMES), "Why a failed job failed: operation (it cannot be done) or platform (starting it again may work)")),
+                       "created_at": time(), "updated_at": time(),
+                       "lease_until": described(count(), "While running: when the runner's claim lapses (Unix seconds)")}),
+                &["lease_until"],
+            ),
+            Record::Workspace => {
+                let counts = strict(
+                    Value::Object(EmailStatus::NAMES.iter().map(|s| ((*s).to_owned(), count())).collect::<Map<_, _>>()),
+                    &[],
+                );
+                strict(
+                    json!({"id": text(), "name": nullable(text()),
+                           "inboxes": {"type": "array", "items": strict(json!({"id": text(), "slug": text(), "name": text(),
+                               "status": one_of(InboxStatus::NAMES), "email_counts": counts.clone()}), &[])},
+                           "email_counts": counts, "counts_truncated": {"type": "boolean"},
+                           "more_inboxes": {"type": "boolean"}}),
+                    &[],
+                )
+            }
+            Record::AuditRecord => strict(
+                json!({"id": described(text(), "aud_ then the time: ids sort by time"), "at": time(),
+                       "request_id": text(), "organization": text(), "workspace": text(),
+                       "subject": described(text(), "The token's sub: the person, or the mail pipeline's client"),
+                       "client": nullable(strict(json!({"name": text(), "version": text()}), &[])),
+                       "surface": one_of(Surface::NAMES),
+                       "action": described(text(), "The tool (or tasks/cancel) for mcp; METHOD /route for rest; the command (admin member set) for cli"),
+                       "operation": described(text(), "The API operation, the same from either surface"),
+                       "target_id": nullable(text()),
+                       "arguments_digest": described(json!({"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"}), "SHA-256 of the operation's arguments, never the arguments"),
+                       "status": described(json!({"type": "integer", "minimum": 100, "maximum": 599}), "HTTP status of the outcome"),
+                       "error_code": nullable(text()),
+                       "changed": described(json!({"type": "boolean"}), "Whether the call changed anything (the record was written with the change)")}),
+                &[],
+            ),
+            Record::Error => strict(
+                json!({"error": strict(json!({"code": text(), "message": text(), "details": {"type": "object"}}), &[])}),
+                &[],
+            ),
+        }
+    }
+}
+
+fn webhook_fields() -> Value {
+    json!({"id": text(), "url": text(), "events": {"type": "array", "items": one_of(&SUBSCRIBABLE)},
+           "status": one_of(WebhookStatus::NAMES), "description": nullable(text()),
+           "secret_last4": text(), "created_at": time(), "updated_at": time()})
+}
+
+// -------------------------------------------------------------- responses
+
+/// A success body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// `{"data": record}`
+    Data(Record),
+    /// `{"data": [record], "meta": {"next_cursor": string | null}}`
+    Page(Record),
+    /// `{"data": {"job": job}}` (202)
+    Accepted,
+    /// `{"data": {"job": job, "email": {"id", "status"}}}` (202, ingestion)
+    AcceptedEmail,
+    /// `{"data": {"id", "deleted": true}}`
+    Deleted,
+    /// `{"data": {"inbox_id", "sender", "deleted": true}}`
+    SenderDeleted,
+    /// `{"data": {"subject", "deleted": true}}`: a grant taken away.
+    Revoked,
+}
+
+/// How records appear inside a shape: whole (tool schemas) or as references
+/// to `#/components/schemas/…` (the OpenAPI document).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refs {
+    Inline,
+    Components,
+}
+
+impl Refs {
+    pub fn record(self, record: Record) -> Value {
+        match self {
+            Refs::Inline => record.schema(),
+            Refs::Components => json!({"$ref": format!("#/components/schemas/{}", record.name())}),
+        }
+    }
+}
+
+impl Shape {
+    pub fn schema(self, refs: Refs) -> Value {
+        let data = |inner: Value| strict(json!({"data": inner}), &[]);
+        match self {
+            Shape::Data(record) => data(refs.record(record)),
+            Shape::Page(record) => strict(
+                json!({"data": {"type": "array", "items": refs.record(record)},
+                       "meta": strict(json!({"next_cursor": nullable(described(text(), "Pass back as cursor for the next page; null on the last page"))}), &[])}),
+                &[],
+            ),
+            Shape::Accepted => data(strict(json!({"job": refs.record(Record::Job)}), &[])),
+            Shape::AcceptedEmail => data(strict(
+                json!({"job": refs.record(Record::Job), "email": strict(json!({"id": text(), "status": one_of(EmailStatus::NAMES)}), &[])}),
+                &[],
+            )),
+            Shape::Deleted => data(strict(json!({"id": text(), "deleted": {"const": true}}), &[])),
+            Shape::SenderDeleted => {
+                data(strict(json!({"inbox_id": text(), "sender": text(), "deleted": {"const": true}}), &[]))
+            }
+            Shape::Revoked => data(strict(json!({"subject": text(), "deleted": {"const": true}}), &[])),
+        }
+    }
+}
+
+/// The success answers of `op`: status and shape.
+pub fn successes(op: Op) -> Vec<(u16, Shape)> {
+    op.answers.iter().map(|(status, shape)| (status.as_u16(), *shape)).collect()
+}
+
+/// The error statuses `op` can answer with (docs/rest.md's error table, per
+/// route); every one carries the `Error` body.
+pub fn error_statuses(op: Op) -> Vec<u16> {
+    let mut statuses = vec![400, 401, 403];
+    // Unknown, foreign or malformed ids; an ingestion for an unregistered inbox.
+    if op.template.contains('{') {
+        statuses.push(404);
+    }
+    if op.is_write() {
+        // Idempotency-Key conflicts, state conflicts; bodies over 1 MiB.
+        statuses.extend([409, 413]);
+    }
+    // A token subject or a sender in the path is checked like a value (422
+    // naming it: a character no caller's text may hold, `api::input::caller_text`).
+    if op.takes_body() || op.takes_query() || op.template.contains("{sub}") || op.template.contains("{sender}") {
+        statuses.push(422);
+    }
+    statuses.extend([429, 503]);
+    statuses.sort_unstable();
+    statuses
+}
+
+/// The schema of a body `op` answers with `status`, if documented.
+pub fn response(op: Op, status: u16, refs: Refs) -> Option<Value> {
+    if let Some((_, shape)) = successes(op).into_iter().find(|(s, _)| *s == status) {
+        return Some(shape.schema(refs));
+    }
+    error_statuses(op).contains(&status).then(|| refs.record(Record::Error))
+}
+
+/// What a tool mirroring `op` puts in `structuredContent` when it succeeds:
+/// its operation's success bodies (one, or either of two).
+pub fn output(op: Op) -> Value {
+    let mut shapes: Vec<Value> = Vec::new();
+    for (_, shape) in successes(op) {
+        let schema = shape.schema(Refs::Inline);
+        if !shapes.contains(&schema) {
+            shapes.push(schema);
+        }
+    }
+    match <[Value; 1]>::try_from(shapes) {
+        Ok([single]) => single,
+        Err(shapes) => json!({"type": "object", "anyOf": shapes}),
+    }
+}

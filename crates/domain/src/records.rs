@@ -1,0 +1,421 @@
+//! The product's records, in the JSON shape the API shows. Stored items are
+//! these plus their keys (see `store::keys`); fields that must never be shown
+//! (a webhook's sealed secret) live only in the store. A field without a
+//! value is shown as `null`, never left out (`inbox_api::schemas`), except
+//! `deleted_at` (deleted records are never shown) and a job's `lease_until`
+//! (only while it runs); `#[serde(default)]` reads items written before a
+//! field existed.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// An enum whose values are written as fixed strings (JSON, DynamoDB items,
+/// query parameters, schemas): the variants and their names in one list,
+/// with `ALL`, `NAMES`, `as_str` and `parse` made from it, so no other place
+/// writes the names again. Exported: `mcp` names its task and result types with it too.
+#[macro_export]
+macro_rules! wire_enum {
+    ($(#[$meta:meta])* pub enum $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+        pub enum $name {
+            $($(#[$vmeta])* #[serde(rename = $text)] $variant),+
+        }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+            pub const NAMES: &'static [&'static str] = &[$($text),+];
+
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),+
+                }
+            }
+
+            pub fn parse(text: &str) -> Option<$name> {
+                match text {
+                    $($text => Some($name::$variant),)+
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+pub use crate::wire_enum;
+
+wire_enum! {
+    pub enum InboxStatus {
+        Active = "active",
+        Paused = "paused",
+    }
+}
+
+wire_enum! {
+    /// Who may send to an inbox.
+    pub enum SenderPolicy {
+        Anyone = "anyone",
+        AllowedOnly = "allowed_only",
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Inbox {
+    pub id: String,
+    pub slug: String,
+    pub name: String,
+    pub status: InboxStatus,
+    pub sender_policy: SenderPolicy,
+    pub created_at: String,
+    pub updated_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleted_at: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AllowedSender {
+    pub inbox_id: String,
+    /// A lowercase address (`billing@acme.com`) or domain (`@acme.com`).
+    pub sender: String,
+    pub created_at: String,
+}
+
+wire_enum! {
+    pub enum EmailStatus {
+        Received = "received",
+        Processing = "processing",
+        Processed = "processed",
+        Failed = "failed",
+        Rejected = "rejected",
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Attachment {
+    pub name: String,
+    pub size: u64,
+    pub content_type: String,
+}
+
+/// What e-mail processing found: a validated boleto.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Extracted {
+    pub digitable_line: String,
+    pub barcode: String,
+    /// `None` for a utility slip whose value field is a reference quantity.
+    pub amount_cents: Option<u64>,
+    #[serde(default)]
+    pub due_date: Option<String>,
+    #[serde(default)]
+    pub bank_code: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Email {
+    pub id: String,
+    pub inbox_id: String,
+    pub from: String,
+    pub to: String,
+    /// Third-party text.
+    pub subject: String,
+    pub received_at: String,
+    pub status: EmailStatus,
+    /// The body: third-party text.
+    pub text: String,
+    pub attachments: Vec<Attachment>,
+    pub extracted: Option<Extracted>,
+    pub error: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleted_at: Option<String>,
+}
+
+wire_enum! {
+    pub enum EventType {
+        EmailProcessed = "email.processed",
+        EmailFailed = "email.failed",
+        EmailRejected = "email.rejected",
+        WebhookTest = "webhook.test",
+    }
+}
+
+impl EventType {
+    /// The events a webhook can subscribe to (`webhook.test` goes to the tested webhook only).
+    pub const SUBSCRIBABLE: [EventType; 3] =
+        [EventType::EmailProcessed, EventType::EmailFailed, EventType::EmailRejected];
+}
+
+wire_enum! {
+    pub enum WebhookStatus {
+        Active = "active",
+        Disabled = "disabled",
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Webhook {
+    pub id: String,
+    pub url: String,
+    pub events: Vec<EventType>,
+    pub status: WebhookStatus,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The last four characters of the signing secret; the secret itself is shown once.
+    pub secret_last4: String,
+    pub created_at: String,
+    pub updated_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleted_at: Option<String>,
+}
+
+wire_enum! {
+    pub enum DeliveryStatus {
+        Pending = "pending",
+        Succeeded = "succeeded",
+        Failed = "failed",
+    }
+}
+
+/// One attempt to deliver an event to a webhook.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Delivery {
+    pub id: String,
+    pub webhook_id: String,
+    pub event_id: String,
+    pub event_type: EventType,
+    pub status: DeliveryStatus,
+    pub status_code: Option<u16>,
+    pub duration_ms: Option<u64>,
+    pub error: Option<String>,
+    /// 1 for the first attempt; a resend is a new delivery with the next number.
+    pub attempt: u32,
+    /// The delivery this one resends, if any.
+    #[serde(default)]
+    pub resend_of: Option<String>,
+    pub created_at: String,
+}
+
+wire_enum! {
+    pub enum JobKind {
+        EmailProcess = "email.process",
+        EmailReprocess = "email.reprocess",
+        WebhookTest = "webhook.test",
+        DeliveryResend = "delivery.resend",
+        /// A tool of the deployment's MCP catalogue, run as a job (`ToolRun`):
+        /// the REST API never creates one (the product's tools call its
+        /// operations; the conformance fixture server's long tools are these).
+        ToolCall = "tool.call",
+    }
+}
+
+impl JobKind {
+    /// The kinds the REST API's own operations create: what `/api/v1`
+    /// documents (every kind but `tool.call`).
+    pub const API: [JobKind; 4] =
+        [JobKind::EmailProcess, JobKind::EmailReprocess, JobKind::WebhookTest, JobKind::DeliveryResend];
+}
+
+wire_enum! {
+    pub enum JobStatus {
+        Queued = "queued",
+        Running = "running",
+        Succeeded = "succeeded",
+        Failed = "failed",
+        /// Cancelled while queued: it never ran and never will.
+        Cancelled = "cancelled",
+    }
+}
+
+wire_enum! {
+    /// Why a failed job failed: what a client may do about it.
+    pub enum JobErrorKind {
+        /// The operation cannot be done (its subject was deleted, the webhook is
+        /// disabled): starting it again gives the same answer.
+        Operation = "operation",
+        /// The service failed to run it (storage kept failing through every
+        /// attempt): starting it again may work.
+        Platform = "platform",
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Job {
+    pub id: String,
+    pub kind: JobKind,
+    pub subject_id: String,
+    pub status: JobStatus,
+    pub attempts: u32,
+    pub result: Option<Value>,
+    pub error: Option<String>,
+    /// Set on failed jobs.
+    #[serde(default)]
+    pub error_kind: Option<JobErrorKind>,
+    pub created_at: String,
+    pub updated_at: String,
+    /// While running: when the claim lapses and another runner may take over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_until: Option<u64>,
+    /// A tool job's own state (`JobKind::ToolCall` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<ToolRun>,
+}
+
+/// What a tool job (`JobKind::ToolCall`, its tool's name in `subject_id`)
+/// carries beyond a job: the arguments it was started with, and — for a tool
+/// that asks the client for input while it runs (the tasks extension's
+/// `input_required`) — what it waits for and what it was told. A job that
+/// waits is `running` without a lease: no runner takes it until every request
+/// is answered, which puts it back in the queue.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolRun {
+    /// The arguments, and anything gathered before the job was created.
+    #[serde(default)]
+    pub input: Value,
+    /// The input requests still unanswered, by key.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub awaiting: serde_json::Map<String, Value>,
+    /// The client's answers so far, by key.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub responses: serde_json::Map<String, Value>,
+    /// A cancellation was asked for while it ran: it stops at its next check.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cancel_requested: bool,
+}
+
+impl Job {
+    /// A tool job that waits for the client's input.
+    pub fn is_awaiting_input(&self) -> bool {
+        self.status == JobStatus::Running && self.tool.as_ref().is_some_and(|t| !t.awaiting.is_empty())
+    }
+}
+
+wire_enum! {
+    /// Where a change was asked for.
+    pub enum Surface {
+        Rest = "rest",
+        Mcp = "mcp",
+        /// The administration command line (`kobana-inbox-mcp admin …`).
+        Cli = "cli",
+    }
+}
+
+wire_enum! {
+    /// An archived workspace keeps its data for its admins to read; nothing
+    /// in it changes and no mail is ingested into it.
+    pub enum WorkspaceStatus {
+        Active = "active",
+        Archived = "archived",
+    }
+}
+
+/// A workspace of an organization, as its administrators see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Workspace {
+    /// Chosen by the server (`ws_…`).
+    pub id: String,
+    pub name: String,
+    /// Unique in the organization; never changes.
+    pub slug: String,
+    pub status: WorkspaceStatus,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// A person's role in a workspace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Member {
+    /// The token subject (`sub`) of the person.
+    pub subject: String,
+    pub role: crate::Role,
+    pub updated_at: String,
+}
+
+/// A machine client registered as a workspace's mail pipeline, or a person
+/// holding `org_admin`: a subject and since when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Grant {
+    pub subject: String,
+    pub created_at: String,
+}
+
+/// The MCP client that asked, as it named itself (`clientInfo`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClientInfo {
+    pub name: String,
+    pub version: String,
+}
+
+impl ClientInfo {
+    /// The longest name or version kept: they come from the client.
+    pub const MAX_CHARS: usize = 128;
+
+    /// The client's own description of itself, cut to a bounded length,
+    /// with control characters (NUL, ESC, CR, LF, …) and bidirectional
+    /// controls (U+202E and its kin) removed: a stored record must not be
+    /// able to forge lines or reorder text in a terminal or a SIEM.
+    pub fn bounded(name: &str, version: &str) -> ClientInfo {
+        let cut = |s: &str| s.chars().filter(|c| !super::text::is_hidden(*c)).take(Self::MAX_CHARS).collect::<String>();
+        ClientInfo { name: cut(name), version: cut(version) }
+    }
+}
+
+/// One change asked of a workspace, as its audit trail keeps it: who asked,
+/// through what, about which record, with which arguments (a digest of them,
+/// never the arguments) and how it ended. Written in the same transaction as
+/// the change it describes; a refused change, which changed nothing, alone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditRecord {
+    /// `aud_` then the time (17 digits) then randomness: ids sort by time.
+    pub id: String,
+    pub at: String,
+    pub request_id: String,
+    pub organization: String,
+    pub workspace: String,
+    /// The token's `sub`: the person, or the mail pipeline's client.
+    pub subject: String,
+    /// The MCP client (`null` for REST, and in the 2025 eras, whose
+    /// `clientInfo` is sent once with `initialize` and not kept).
+    pub client: Option<ClientInfo>,
+    pub surface: Surface,
+    /// The tool (or `tasks/cancel`) for MCP, `METHOD /route` for REST, the
+    /// command (`admin member set`) for the command line.
+    pub action: String,
+    /// The API operation, the same whichever surface asked (`webhook_rotate_secret`).
+    pub operation: String,
+    /// The record changed (or, for a refused change, named).
+    pub target_id: Option<String>,
+    /// `sha256:` and the hex digest of the operation's arguments (see `api::audit`).
+    pub arguments_digest: String,
+    /// The HTTP status of the outcome (a tool's is its operation's).
+    pub status: u16,
+    /// The error code of a refused change.
+    pub error_code: Option<String>,
+    /// Whether the call changed anything: the record was written with the
+    /// change. False for a refusal and for a call with nothing to do.
+    pub changed: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn job_status_names_are_their_json_names() {
+        for status in
+            [JobStatus::Queued, JobStatus::Running, JobStatus::Succeeded, JobStatus::Failed, JobStatus::Cancelled]
+        {
+            assert_eq!(serde_json::to_value(status).unwrap(), Value::from(status.as_str()));
+        }
+    }
+
+    #[test]
+    fn client_names_lose_control_and_bidirectional_characters() {
+        let info = ClientInfo::bounded("evil\u{0}\u{1b}[31m\r\nFAKE\u{202e}txt.exe\u{2066}\u{85}", "1\u{7f}.0\u{200f}");
+        assert_eq!(info.name, "evil[31mFAKEtxt.exe");
+        assert_eq!(info.version, "1.0");
+        let long = "é".repeat(300);
+        assert_eq!(ClientInfo::bounded(&long, "").name.chars().count(), ClientInfo::MAX_CHARS);
+        assert_eq!(ClientInfo::bounded("Claude Code", "2.1.0").name, "Claude Code", "ordinary names are kept");
+    }
+}

@@ -1,0 +1,85 @@
+//! The layers are crates (docs/development.md, "Crates"): a crate can only name what it
+//! depends on, so an import the wrong way does not compile — once the dependency it would
+//! need is refused here. Every workspace crate may depend only on crates of lower layers;
+//! the Lambda binaries' package never depends on the conformance fixtures (only its tests do).
+
+use std::path::Path;
+
+/// Lower number = lower layer.
+const LAYERS: &[(&str, u8)] = &[
+    ("inbox-domain", 0),
+    ("inbox-support", 1),
+    ("inbox-store", 2),
+    ("inbox-auth", 2),
+    ("inbox-outbound", 2),
+    ("inbox-api", 3),
+    ("inbox-worker", 3),
+    ("inbox-mcp", 4),
+    ("kobana-inbox-mcp", 5),
+    ("inbox-conformance", 6),
+];
+
+fn layer(name: &str) -> u8 {
+    LAYERS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, l)| *l)
+        .unwrap_or_else(|| panic!("{name}: no layer; add it to LAYERS"))
+}
+
+/// The package name and the workspace crates in one section (`[dependencies]` or
+/// `[dev-dependencies]`) of a manifest.
+fn manifest(path: &Path, section: &str) -> (String, Vec<String>) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let name = text
+        .lines()
+        .find_map(|l| l.strip_prefix("name = \""))
+        .and_then(|l| l.strip_suffix('"'))
+        .unwrap_or_else(|| panic!("{}: no package name", path.display()))
+        .to_owned();
+    let mut deps = Vec::new();
+    let mut inside = false;
+    for line in text.lines() {
+        if line.starts_with('[') {
+            inside = line == format!("[{section}]");
+        } else if inside && line.contains("path = ") {
+            deps.push(line.split_whitespace().next().unwrap_or_default().to_owned());
+        }
+    }
+    (name, deps)
+}
+
+fn manifests() -> Vec<std::path::PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = vec![root.join("Cargo.toml")];
+    for entry in std::fs::read_dir(root.join("crates")).unwrap() {
+        found.push(entry.unwrap().path().join("Cargo.toml"));
+    }
+    found
+}
+
+#[test]
+fn every_crate_depends_only_on_lower_layers() {
+    let mut wrong = Vec::new();
+    let all = manifests();
+    assert!(all.len() >= 10, "the workspace's crates: {all:?}");
+    for path in &all {
+        let (name, deps) = manifest(path, "dependencies");
+        for dep in deps {
+            if layer(&dep) >= layer(&name) {
+                wrong.push(format!("{name} -> {dep}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "dependencies that do not point down: {wrong:?}");
+}
+
+#[test]
+fn the_lambda_binaries_never_link_the_conformance_fixtures() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+    let (name, deps) = manifest(&root, "dependencies");
+    assert_eq!(name, "kobana-inbox-mcp");
+    assert!(!deps.iter().any(|d| d == "inbox-conformance"), "{deps:?}");
+    let (_, dev) = manifest(&root, "dev-dependencies");
+    assert!(dev.iter().any(|d| d == "inbox-conformance"), "the integration tests serve the fixtures: {dev:?}");
+}
