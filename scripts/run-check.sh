@@ -108,7 +108,7 @@ invoked() {
 check "make invoke answers a recorded event (on a table of its own)" invoked
 openapi() { make -s openapi OUT="$DIR/openapi.json" >/dev/null && python3 -c "import json; json.load(open('$DIR/openapi.json'))"; }
 check "make openapi writes the document" openapi
-helped() { "$(bin_path)" --help | grep -q "usage: kobana-inbox-mcp" && "$(bin_path)" snapshot --help | grep -q "snapshot save|restore"; }
+helped() { "$(bin_path)" --help | grep -q "Usage: kobana-inbox-mcp" && "$(bin_path)" snapshot --help | grep -q "Usage: kobana-inbox-mcp snapshot"; }
 check "the binary answers --help and <command> --help" helped
 
 # A second make run in this checkout, on other ports and the same database: each has its

@@ -1,17 +1,22 @@
-//! Composition root. With no argument (or `serve`): on Lambda, serve API
-//! Gateway events; elsewhere, serve the same handler on `127.0.0.1:$PORT`.
-//! `openapi` prints the `/api/v1` OpenAPI document (needs no configuration).
-//! Development subcommands, in builds with the `dev` feature (the default;
-//! the Lambda artefacts are built without it): `create-table`, `seed`,
-//! `dev-token`, `invoke`, `receiver`, `snapshot`, and the development issuer
-//! beside a local `serve`. `--help` (and `<command> --help`) says what each
-//! does, before any configuration is read.
+//! Composition root. The command line (`inbox::cli::Cli`) is parsed before
+//! anything else, so that `--help` on every command, `--version` and a wrong
+//! command line need no configuration. With no command (or `serve`): on
+//! Lambda, serve API Gateway events; elsewhere, serve the same handler on
+//! `127.0.0.1:$PORT`. `admin` administers organizations (`inbox::cli`) and
+//! `openapi` prints the `/api/v1` OpenAPI document, neither with the
+//! server's configuration. Development subcommands, in builds with the `dev`
+//! feature (the default; the Lambda artefacts are built without it):
+//! `create-table`, `seed`, `dev-token`, `invoke`, `receiver`, `snapshot`, and
+//! the development issuer beside a local `serve`.
 
 use std::convert::Infallible;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use inbox::cli::Command;
+#[cfg(feature = "dev")]
+use inbox::cli::{DevCommand, Snapshot};
 use inbox::config::{Config, Mode};
 #[cfg(feature = "dev")]
 use inbox::dev::DevIssuer;
@@ -34,56 +39,62 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// blocks it (table, token issuer and webhook calls are all awaited).
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let command = args.first().map_or("serve", String::as_str);
-    if matches!(command, "-V" | "--version" | "version") {
+    let command = match inbox::cli::parse(std::env::args_os()) {
+        Ok(cli) => cli.command.unwrap_or(Command::Serve),
+        Err(exit) => return exit,
+    };
+    match command {
+        Command::Serve => {
+            // Joined when main returns: no short command exits while it runs.
+            let _warm = inbox::sys::warm_crypto();
+            let Some(config) = inbox::app::configure().await else { return ExitCode::FAILURE };
+            ended(match config.mode {
+                Mode::Lambda => run_lambda(config).await,
+                Mode::Local => serve_local(config).await,
+            })
+        }
+        // Organization administration needs the table only, not the server's configuration.
+        Command::Admin(admin) => inbox::cli::run(&admin).await,
+        Command::Openapi => emit(&format!("{}\n", inbox::api::openapi::document())),
         // The release's version (docs/operations.md, "Versions"): the CLI and the stack it
         // administers are deployed together.
-        return emit(&format!("kobana-inbox-mcp {}\n", env!("CARGO_PKG_VERSION")));
+        Command::Version => emit(&inbox::cli::command().render_version()),
+        #[cfg(feature = "dev")]
+        Command::Dev(command) => develop(command).await,
     }
-    if matches!(command, "-h" | "--help" | "help") {
-        return emit(&usage());
+}
+
+/// The exit code of a command that ended with `outcome` (what went wrong on stderr).
+fn ended(outcome: Result<(), String>) -> ExitCode {
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("{message}");
+            ExitCode::FAILURE
+        }
     }
-    if args.get(1).is_some_and(|a| a == "-h" || a == "--help") && command != "admin" {
-        return match HELP.iter().find(|(name, ..)| *name == command) {
-            Some(help) => emit(&command_usage(help)),
-            None => {
-                eprint!("unknown command {command:?}\n\n{}", usage());
-                ExitCode::from(2)
-            }
-        };
+}
+
+/// A development command: elsewhere than on Lambda, and with the configuration (all of
+/// it but for `create-table`, which needs the table's settings only).
+#[cfg(feature = "dev")]
+async fn develop(command: DevCommand) -> ExitCode {
+    if matches!(command, DevCommand::CreateTable) && std::env::var_os("AWS_LAMBDA_RUNTIME_API").is_none() {
+        // Like `admin`: no issuer or audience is needed to make the table.
+        return ended(create_table().await);
     }
-    if command == "openapi" {
-        return emit(&format!("{}\n", inbox::api::openapi::document()));
-    }
-    if command == "admin" {
-        // Organization administration needs the table only, not the server's configuration.
-        return inbox::cli::run(args.get(1..).unwrap_or_default()).await;
-    }
-    #[cfg(feature = "dev")]
-    if command == "create-table" && std::env::var_os("AWS_LAMBDA_RUNTIME_API").is_none() {
-        // Like `admin`, the table's settings only: no issuer or audience is needed to make it.
-        return match create_table().await {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(message) => {
-                eprintln!("{message}");
-                ExitCode::FAILURE
-            }
-        };
-    }
-    if !HELP.iter().any(|(name, ..)| *name == command) {
-        eprint!("unknown command {command:?}\n\n{}", usage());
-        return ExitCode::from(2);
-    }
-    // Joined when main returns: no short command exits while it runs.
+    // Joined when develop returns: no short command exits while it runs.
     let _warm = inbox::sys::warm_crypto();
     let Some(config) = inbox::app::configure().await else { return ExitCode::FAILURE };
-    let outcome = match (command, config.mode) {
-        ("serve", Mode::Lambda) => run_lambda(config).await,
-        ("serve", Mode::Local) => serve_local(config).await,
-        (_, Mode::Lambda) => Err(format!("{command} is a development command and does not run on Lambda")),
-        #[cfg(feature = "dev")]
-        ("seed", Mode::Local) => match inbox::secret_store::signing_secrets(&config.secret_source()).await {
+    if let Mode::Lambda = config.mode {
+        // The command's name as given: the first argument (the binary has no global flags).
+        let name = std::env::args_os().nth(1).unwrap_or_default();
+        let name = name.to_string_lossy();
+        return ended(Err(format!("{name} is a development command and does not run on Lambda")));
+    }
+    ended(match command {
+        DevCommand::CreateTable => create_table().await,
+        DevCommand::Seed => match inbox::secret_store::signing_secrets(&config.secret_source()).await {
             Ok(signing) => {
                 let store = Store::connect(&config.store).await;
                 inbox::seed::seed(&store, &inbox::secrets::Secrets::new(&signing))
@@ -92,26 +103,11 @@ async fn main() -> ExitCode {
             }
             Err(e) => Err(format!("seed: {e}")),
         },
-        #[cfg(feature = "dev")]
-        ("dev-token", Mode::Local) => dev_token(&config),
-        #[cfg(feature = "dev")]
-        ("invoke", Mode::Local) => match args.get(1) {
-            Some(path) => invoke(config, path).await,
-            None => Err("usage: kobana-inbox-mcp invoke <event.json>".into()),
-        },
-        #[cfg(feature = "dev")]
-        ("receiver", Mode::Local) => receiver().await,
-        #[cfg(feature = "dev")]
-        ("snapshot", Mode::Local) => snapshot(&config, args.get(1..).unwrap_or_default()).await,
-        (other, _) => Err(format!("unknown command {other:?}; use {}", names().join(", "))),
-    };
-    match outcome {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("{message}");
-            ExitCode::FAILURE
-        }
-    }
+        DevCommand::DevToken => dev_token(&config),
+        DevCommand::Invoke { event } => invoke(config, &event).await,
+        DevCommand::Receiver => receiver().await,
+        DevCommand::Snapshot(action) => snapshot(&config, &action).await,
+    })
 }
 
 /// A command's whole answer on standard output, then success (`sys::print_stdout`: a reader
@@ -126,73 +122,6 @@ fn emit(text: &str) -> ExitCode {
     }
 }
 
-/// The subcommands of this build: name, arguments, what it does in a few words and in full.
-const HELP: &[(&str, &str, &str, &str)] = &[
-    (
-        "serve",
-        "",
-        "Serve MCP and the REST API (the default)",
-        "Serve MCP (/mcp) and the REST API (/api/v1): on Lambda, API Gateway events; elsewhere \
-         http://127.0.0.1:$PORT (with the development issuer on $DEV_ISSUER_PORT when DEV_ISSUER_KEY is set). \
-         The default command",
-    ),
-    (
-        "admin",
-        "<command> [flags]",
-        "Organization administration",
-        "Organization administration against the table (`admin --help` lists its commands)",
-    ),
-    (
-        "openapi",
-        "",
-        "Print the OpenAPI document of /api/v1",
-        "Print the OpenAPI 3.1 document of /api/v1 (needs no configuration)",
-    ),
-    #[cfg(feature = "dev")]
-    (
-        "create-table",
-        "",
-        "Create the local table",
-        "Create the local table (index, stream, TTL); prints `created`, or `exists` and changes nothing",
-    ),
-    #[cfg(feature = "dev")]
-    (
-        "seed",
-        "",
-        "Write the demo data",
-        "Write the demo organizations, workspaces, people, inboxes, e-mails and webhooks",
-    ),
-    #[cfg(feature = "dev")]
-    (
-        "dev-token",
-        "",
-        "Print a development token",
-        "Print a development token; SUB, ORG, SCOPES, AUD (mcp|api|both) and TTL_SECS pick its contents",
-    ),
-    #[cfg(feature = "dev")]
-    (
-        "invoke",
-        "<event.json>",
-        "Run one recorded API Gateway event",
-        "Run one recorded API Gateway event through the Lambda conversion and the handler",
-    ),
-    #[cfg(feature = "dev")]
-    (
-        "receiver",
-        "",
-        "A local webhook receiver that checks signatures",
-        "A local webhook receiver on 127.0.0.1:$RECEIVER_PORT (default 3002): verifies each delivery's signature \
-         with the demo webhooks' secret (RECEIVER_SECRET to change it) and prints it",
-    ),
-    #[cfg(feature = "dev")]
-    (
-        "snapshot",
-        "save|restore <file>",
-        "Save or restore the local table",
-        "Write every item of the local table to <file> (DynamoDB JSON, one item per line), or write them back",
-    ),
-];
-
 /// `create-table`: the table `TABLE_NAME` at `DYNAMODB_ENDPOINT` (the store's settings only).
 #[cfg(feature = "dev")]
 async fn create_table() -> Result<(), String> {
@@ -200,28 +129,6 @@ async fn create_table() -> Result<(), String> {
     let store = Store::connect(&settings).await;
     let created = store.create_table().await.map_err(|e| format!("create-table: {e}"))?;
     inbox::sys::print_stdout(if created { "created\n" } else { "exists\n" }).map_err(|e| format!("create-table: {e}"))
-}
-
-fn names() -> Vec<&'static str> {
-    HELP.iter().map(|(name, ..)| *name).collect()
-}
-
-fn usage() -> String {
-    let mut text = String::from(
-        "usage: kobana-inbox-mcp [command] [arguments]\n\nThe Kobana Autonomous Inbox MCP server and REST API.\n\ncommands:\n",
-    );
-    for (name, arguments, short, _) in HELP {
-        text.push_str(&format!("  {:<34} {short}\n", format!("{name} {arguments}")));
-    }
-    text.push_str(
-        "\n`kobana-inbox-mcp <command> --help` says what one does; `--version` prints the version. Configuration is read from the \
-                   environment (docs/operations.md#configuration).\n",
-    );
-    text
-}
-
-fn command_usage((name, arguments, _, about): &(&str, &str, &str, &str)) -> String {
-    format!("usage: kobana-inbox-mcp {name} {arguments}\n\n{about}.\n")
 }
 
 async fn build(config: Config) -> Result<App, String> {
@@ -271,7 +178,7 @@ async fn receiver() -> Result<(), String> {
 
 /// `snapshot save FILE` / `snapshot restore FILE` (`inbox::store::snapshot`).
 #[cfg(feature = "dev")]
-async fn snapshot(config: &Config, args: &[String]) -> Result<(), String> {
+async fn snapshot(config: &Config, action: &Snapshot) -> Result<(), String> {
     use inbox::store::snapshot::{checked_item, item_line, local_endpoint, write_file};
     // A snapshot is of the local table, for the local table (`store::snapshot`).
     if !local_endpoint(config.store.endpoint.as_deref()) {
@@ -281,21 +188,23 @@ async fn snapshot(config: &Config, args: &[String]) -> Result<(), String> {
         );
     }
     let store = Store::connect(&config.store).await;
-    match args {
-        [verb, file] if verb == "save" => {
+    match action {
+        Snapshot::Save { file } => {
             let items = store.all_items().await.map_err(|e| format!("snapshot: {e}"))?;
             let text: String = items.iter().map(|item| item_line(item) + "\n").collect();
-            write_file(std::path::Path::new(file), &text).map_err(|e| format!("{file}: {e}"))?;
-            println!("saved {} items of table {} to {file}", items.len(), config.store.table);
+            let name = file.display();
+            write_file(file, &text).map_err(|e| format!("{name}: {e}"))?;
+            println!("saved {} items of table {} to {name}", items.len(), config.store.table);
             Ok(())
         }
-        [verb, file] if verb == "restore" => {
-            let text = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
+        Snapshot::Restore { file } => {
+            let name = file.display();
+            let text = std::fs::read_to_string(file).map_err(|e| format!("{name}: {e}"))?;
             let lines: Vec<(usize, &str)> = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()).collect();
             // Every line is read before anything is written: a bad file restores nothing.
             let items = lines
                 .iter()
-                .map(|(number, line)| checked_item(line).map_err(|e| format!("{file}:{}: {e}", number + 1)))
+                .map(|(number, line)| checked_item(line).map_err(|e| format!("{name}:{}: {e}", number + 1)))
                 .collect::<Result<Vec<_>, _>>()?;
             if !store.is_empty().await.map_err(|e| format!("snapshot: {e}"))? {
                 return Err(format!(
@@ -307,10 +216,9 @@ async fn snapshot(config: &Config, args: &[String]) -> Result<(), String> {
             for item in items {
                 store.put_raw(item).await.map_err(|e| format!("snapshot: {e}"))?;
             }
-            println!("restored {count} items into table {} from {file}", config.store.table);
+            println!("restored {count} items into table {} from {name}", config.store.table);
             Ok(())
         }
-        _ => Err("usage: kobana-inbox-mcp snapshot save|restore <file>".into()),
     }
 }
 
@@ -320,10 +228,11 @@ async fn snapshot(config: &Config, args: &[String]) -> Result<(), String> {
 /// event becomes a development token of the demo admin with every scope for
 /// the host the event names, `{{PIPELINE_TOKEN}}` one of the demo mail pipeline.
 #[cfg(feature = "dev")]
-async fn invoke(mut config: Config, path: &str) -> Result<(), String> {
+async fn invoke(mut config: Config, file: &std::path::Path) -> Result<(), String> {
     use lambda_http::{Adapter, Service};
     let dev = config.dev_issuer.clone().ok_or("invoke needs DEV_ISSUER_KEY (make invoke sets it)")?;
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    let path = file.display();
+    let text = std::fs::read_to_string(file).map_err(|e| format!("{path}: {e}"))?;
     let event: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?;
     // Header names are case-insensitive (REST API events often say `Host`).
     let host = event

@@ -11,6 +11,7 @@ mod audit;
 mod auth;
 mod capacity;
 mod catalogue_fixtures;
+mod command_line;
 mod events_replay;
 mod faults;
 mod fuzz_checks;
