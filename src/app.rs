@@ -7,7 +7,8 @@
 //!   as the narrow context it uses: the edge gets `Edge`, the local poller
 //!   `worker::Runner`, the operations `api::Services`.
 //! - `App::build_with`: the same, serving another MCP catalogue and running
-//!   its tool jobs (`Serving`: the conformance fixture server's).
+//!   the job kinds it registers (`Serving`: the conformance fixture server
+//!   gives one; the product's binaries never do).
 //! - `build_runner` (the worker Lambda): only what running a job needs — the
 //!   store, the secrets, the outbound client. The worker checks no token, so
 //!   its INIT fetches no issuer keys and builds no edge.
@@ -33,7 +34,7 @@ use crate::mcp::surface::Catalogue;
 use crate::outbound::Outbound;
 use crate::secrets::Secrets;
 use crate::store::Store;
-use crate::worker::{Runner, ToolJobs};
+use crate::worker::{Extensions, Runner};
 
 pub struct App {
     pub config: Config,
@@ -105,12 +106,13 @@ pub enum AppError {
 }
 
 /// What a binary may give the server besides its configuration: another MCP
-/// catalogue, and what runs that catalogue's tool jobs (the conformance
-/// fixture server gives both; the product neither).
+/// catalogue, and the extension job kinds that catalogue's tools start, each
+/// with what runs it (the conformance fixture server gives both; the
+/// product neither).
 #[derive(Default, Clone)]
 pub struct Serving {
     pub catalogue: Option<Arc<dyn Catalogue>>,
-    pub tool_jobs: Option<Arc<dyn ToolJobs>>,
+    pub extensions: Extensions,
 }
 
 impl App {
@@ -189,7 +191,7 @@ impl App {
             request_timeout: config.request_timeout,
         };
         let mut runner = runner(&config, store.clone(), Arc::clone(&secrets))?;
-        runner.tools = serving.tool_jobs;
+        runner.extensions = serving.extensions;
         Ok(App { config, store, secrets, edge: Arc::new(edge), runner: Arc::new(runner) })
     }
 }
@@ -215,7 +217,14 @@ async fn joined_secrets(
 
 fn runner(config: &Config, store: Store, secrets: Arc<Secrets>) -> Result<Runner, AppError> {
     let outbound = Outbound::new(config.webhook_allow_loopback).map_err(AppError::HttpClient)?;
-    Ok(Runner { store, secrets, outbound, lease_secs: config.job_lease_secs, tools: None, shards: Default::default() })
+    Ok(Runner {
+        store,
+        secrets,
+        outbound,
+        lease_secs: config.job_lease_secs,
+        extensions: Extensions::default(),
+        shards: Default::default(),
+    })
 }
 
 /// Serves the development authorization server on loopback, when

@@ -1,9 +1,11 @@
 //! The pipeline serving another catalogue — the conformance fixtures
-//! (`inbox::conformance`), through the same handler — and what that
-//! catalogue needs of it: `input_required` asking for sampling and roots as
+//! (`inbox_conformance`), through the same handler — and what that
+//! catalogue needs of it: `input_required` asking for sampling and roots (kinds
+//! of request the catalogue defines, `inbox::mcp::input::Kind`) as
 //! well as a form, over several rounds with a sealed `requestState`, on
 //! `prompts/get` and `resources/read` as well as `tools/call`, only for what
-//! the client declared; tasks whose tool asks for input while it runs
+//! the client declared; tasks (extension jobs of the kind the catalogue
+//! registers with the worker) whose tool asks for input while it runs
 //! (`input_required` on `tasks/get`, answered through `tasks/update`, partly
 //! or whole), stop while running on `tasks/cancel`, and fail as the
 //! platform's fault; `Mcp-Param-*` headers for tools that declare

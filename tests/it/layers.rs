@@ -1,7 +1,10 @@
 //! The layers are crates (docs/development.md, "Crates"): a crate can only name what it
 //! depends on, so an import the wrong way does not compile — once the dependency it would
 //! need is refused here. Every workspace crate may depend only on crates of lower layers;
-//! the Lambda binaries' package never depends on the conformance fixtures (only its tests do).
+//! the Lambda binaries' package never depends on the conformance fixtures (only its tests do),
+//! and the sources it is built from do not even name what only the fixtures use (their tool
+//! jobs, the sampling requests they ask for): that lives in crates/conformance, and reaches
+//! the pipeline through its generic seams.
 
 use std::path::Path;
 
@@ -82,4 +85,53 @@ fn the_lambda_binaries_never_link_the_conformance_fixtures() {
     assert!(!deps.iter().any(|d| d == "inbox-conformance"), "{deps:?}");
     let (_, dev) = manifest(&root, "dev-dependencies");
     assert!(dev.iter().any(|d| d == "inbox-conformance"), "the integration tests serve the fixtures: {dev:?}");
+}
+
+/// The directories the Lambda binaries are built from (the root package's `src/` and the
+/// crates it depends on).
+const PRODUCT_SOURCES: &[&str] = &[
+    "src",
+    "crates/domain",
+    "crates/support",
+    "crates/store",
+    "crates/auth",
+    "crates/outbound",
+    "crates/api",
+    "crates/worker",
+    "crates/mcp",
+];
+
+/// What only the conformance fixtures use: their tool jobs' kind and state, and the
+/// client requests they ask for besides a form. Lowercase; matched case-insensitively.
+const FIXTURE_WORDS: &[&str] = &["toolcall", "tool.call", "toolrun", "sampling"];
+
+fn rust_files(dir: &Path, found: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, found);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            found.push(path);
+        }
+    }
+}
+
+#[test]
+fn the_product_crates_name_nothing_only_the_fixtures_use() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in PRODUCT_SOURCES {
+        rust_files(&root.join(dir), &mut files);
+    }
+    assert!(files.len() > 50, "the product's sources: {files:?}");
+    let mut named = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap().to_lowercase();
+        for (number, line) in text.lines().enumerate() {
+            for word in FIXTURE_WORDS.iter().filter(|w| line.contains(**w)) {
+                named.push(format!("{}:{}: {word}", file.strip_prefix(root).unwrap().display(), number + 1));
+            }
+        }
+    }
+    assert!(named.is_empty(), "the fixtures' vocabulary in the product (it belongs in crates/conformance): {named:?}");
 }

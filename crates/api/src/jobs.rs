@@ -5,12 +5,14 @@
 //! cancelled; cancelling a cancelled job again answers the same (200), one
 //! that is running or finished is left alone (409 `job_not_cancellable`).
 //!
-//! Tool jobs (`JobKind::ToolCall`: a tool of the deployment's MCP catalogue
-//! run as a job, never made by a REST operation) have no subject of the
-//! API's: the tool call that started one was authorized by its catalogue, so
-//! they need the role only. Beyond the routes, they are started
-//! (`start_tool`), told what they asked for (`answer_input`) and stopped at
-//! any point (`stop_tool`) by the MCP tasks extension, not over REST.
+//! Extension jobs (`JobKind::Extension`: a job of a kind the product does
+//! not define, started by a tool of another MCP catalogue, never by a REST
+//! operation) have no subject of the API's: the tool call that started one
+//! was authorized by its catalogue, so they need the role only. Beyond the
+//! routes, they are started (`start_extension`), told what they asked for
+//! (`answer_input`) and stopped at any point (`stop_extension`) by the MCP
+//! tasks extension, not over REST. What they carry is opaque here
+//! (`JobExtension`): the code that registered their kind gives it and reads it.
 
 use http::StatusCode;
 use serde_json::{Map, Value, json};
@@ -20,7 +22,7 @@ use super::operation::{Operation, Tool, Verb, operation};
 use super::schemas::{Record, Shape};
 use super::{ApiResponse, Ctx, Needs, Op, check_job, check_role};
 use inbox_domain::ids::{Kind, is_id};
-use inbox_domain::records::{Job, JobKind, JobStatus, ToolRun};
+use inbox_domain::records::{Job, JobExtension, JobKind, JobStatus};
 use inbox_domain::{Permission, Scope};
 use inbox_store::{StoreError, ToCancel};
 use inbox_support::sys::now_string;
@@ -62,21 +64,21 @@ pub static CANCEL: Operation = Operation {
     )
 };
 
-/// The scope reading a job of `kind` needs (`None`: a tool job, the role only).
+/// The scope reading a job of `kind` needs (`None`: an extension job, the role only).
 pub fn read_scope(kind: JobKind) -> Option<Scope> {
     match kind {
         JobKind::EmailProcess | JobKind::EmailReprocess => Some(Scope::EmailsRead),
         JobKind::WebhookTest | JobKind::DeliveryResend => Some(Scope::WebhooksRead),
-        JobKind::ToolCall => None,
+        JobKind::Extension => None,
     }
 }
 
-/// The scope cancelling a job of `kind` needs (`None`: a tool job, the role only).
+/// The scope cancelling a job of `kind` needs (`None`: an extension job, the role only).
 pub fn write_scope(kind: JobKind) -> Option<Scope> {
     match kind {
         JobKind::EmailProcess | JobKind::EmailReprocess => Some(Scope::EmailsWrite),
         JobKind::WebhookTest | JobKind::DeliveryResend => Some(Scope::WebhooksWrite),
-        JobKind::ToolCall => None,
+        JobKind::Extension => None,
     }
 }
 
@@ -108,7 +110,7 @@ pub fn new_job_in(kind: JobKind, subject_id: &str, shards: &inbox_domain::Shards
         created_at: now.clone(),
         updated_at: now,
         lease_until: None,
-        tool: None,
+        extension: None,
     }
 }
 
@@ -167,46 +169,50 @@ async fn cancel(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     }
 }
 
-/// How often a tool job's optimistic write is tried before giving up (503).
+/// How often an extension job's optimistic write is tried before giving up (503).
 const WRITE_ROUNDS: usize = 3;
 
-/// Starts `tool` of the deployment's MCP catalogue as a job, queued with
-/// `input` (its arguments, and anything gathered before): what a task of
-/// that tool is. Starting one needs the operator role.
-pub async fn start_tool(ctx: &Ctx<'_>, tool: &str, input: Value) -> Result<Job, ApiError> {
+/// Starts a job of extension `kind` about `subject_id` (the tool that
+/// started it), queued with `data` (what its runner needs: the arguments,
+/// and anything gathered before): what a task of another catalogue's long
+/// tool is. Starting one needs the operator role.
+pub async fn start_extension(ctx: &Ctx<'_>, kind: &str, subject_id: &str, data: Value) -> Result<Job, ApiError> {
     check_role(ctx, Permission::Operate)?;
-    let mut job = new_job_in(JobKind::ToolCall, tool, &ctx.tenant.shards);
-    job.tool = Some(ToolRun { input, ..ToolRun::default() });
+    let mut job = new_job_in(JobKind::Extension, subject_id, &ctx.tenant.shards);
+    job.extension = Some(JobExtension { kind: kind.to_owned(), data, ..JobExtension::default() });
     ctx.store.insert_job(ctx.tenant, &job).await?;
     Ok(job)
 }
 
-/// A tool job read for changing, with the caller's right to change it.
-async fn tool_job(ctx: &Ctx<'_>, id: &str) -> Result<Job, ApiError> {
+/// An extension job read for changing, with the caller's right to change it.
+async fn extension_job(ctx: &Ctx<'_>, id: &str) -> Result<Job, ApiError> {
     if !is_id(Kind::Job, id) {
         return Err(not_found());
     }
     let job = ctx.store.get_job(ctx.tenant, id).await?.ok_or_else(not_found)?;
     check_subject(ctx, write_scope(job.kind), Permission::Operate)?;
-    if job.kind != JobKind::ToolCall {
+    if job.kind != JobKind::Extension {
         return Err(ApiError::Conflict {
-            code: "job_not_a_tool",
-            message: format!("This job is {}: only a tool job takes input or stops while it runs", job.kind.as_str()),
+            code: "job_not_an_extension",
+            message: format!(
+                "This job is {}: only an extension job takes input or stops while it runs",
+                job.kind.as_str()
+            ),
         });
     }
     Ok(job)
 }
 
-/// Changes tool job `id` with `change` over the version read (another
+/// Changes extension job `id` with `change` over the version read (another
 /// writer in between — a runner, another client — makes it read again).
 /// `change` returns whether there is anything to write.
-async fn change_tool_job(
+async fn change_extension_job(
     ctx: &Ctx<'_>,
     id: &str,
     change: impl Fn(&mut Job) -> Result<bool, ApiError>,
 ) -> Result<Job, ApiError> {
     for _ in 0..WRITE_ROUNDS {
-        let mut job = tool_job(ctx, id).await?;
+        let mut job = extension_job(ctx, id).await?;
         let read_at = job.updated_at.clone();
         if !change(&mut job)? {
             return Ok(job);
@@ -221,25 +227,26 @@ async fn change_tool_job(
     Err(ApiError::Unavailable)
 }
 
-/// Answers a tool job that waits for input: each response to a request it
-/// waits for is recorded (any other is ignored); once none is left it is
-/// queued again, to run on with them. A job that waits for nothing is left
-/// as it is (409 `job_not_waiting`). Returns the job as it now is.
+/// Answers an extension job that waits for input: each response to a
+/// request it waits for is recorded (any other is ignored); once none is
+/// left it is queued again, to run on with them. A job that waits for
+/// nothing is left as it is (409 `job_not_waiting`). Returns the job as it
+/// now is.
 pub async fn answer_input(ctx: &Ctx<'_>, id: &str, responses: &Map<String, Value>) -> Result<Job, ApiError> {
-    change_tool_job(ctx, id, |job| {
+    change_extension_job(ctx, id, |job| {
         if !job.is_awaiting_input() {
             return Err(ApiError::Conflict {
                 code: "job_not_waiting",
                 message: format!("This job is {}: it waits for no input", job.status.as_str()),
             });
         }
-        let run = job.tool.get_or_insert_with(ToolRun::default);
+        let extension = job.extension.get_or_insert_with(JobExtension::default);
         for (key, value) in responses {
-            if run.awaiting.remove(key).is_some() {
-                run.responses.insert(key.clone(), value.clone());
+            if extension.awaiting.remove(key).is_some() {
+                extension.responses.insert(key.clone(), value.clone());
             }
         }
-        if run.awaiting.is_empty() {
+        if extension.awaiting.is_empty() {
             job.status = JobStatus::Queued;
         }
         Ok(true)
@@ -247,23 +254,23 @@ pub async fn answer_input(ctx: &Ctx<'_>, id: &str, responses: &Map<String, Value
     .await
 }
 
-/// Stops a tool job at any point: one that is queued or waits for input is
-/// cancelled at once; a running one is asked to stop and ends cancelled at
-/// its next check (`worker::cancel_requested`); a finished one is left as it
-/// is. Returns the job as it now is.
-pub async fn stop_tool(ctx: &Ctx<'_>, id: &str) -> Result<Job, ApiError> {
-    change_tool_job(ctx, id, |job| {
+/// Stops an extension job at any point: one that is queued or waits for
+/// input is cancelled at once; a running one is asked to stop and ends
+/// cancelled at its next check (`worker::cancel_requested`); a finished one
+/// is left as it is. Returns the job as it now is.
+pub async fn stop_extension(ctx: &Ctx<'_>, id: &str) -> Result<Job, ApiError> {
+    change_extension_job(ctx, id, |job| {
         let waiting = job.is_awaiting_input();
         match job.status {
             JobStatus::Queued => job.status = JobStatus::Cancelled,
             JobStatus::Running if waiting => {
                 job.status = JobStatus::Cancelled;
-                if let Some(run) = job.tool.as_mut() {
-                    run.awaiting.clear();
+                if let Some(extension) = job.extension.as_mut() {
+                    extension.awaiting.clear();
                 }
             }
-            JobStatus::Running => match job.tool.as_mut() {
-                Some(run) if !run.cancel_requested => run.cancel_requested = true,
+            JobStatus::Running => match job.extension.as_mut() {
+                Some(extension) if !extension.cancel_requested => extension.cancel_requested = true,
                 _ => return Ok(false),
             },
             JobStatus::Succeeded | JobStatus::Failed | JobStatus::Cancelled => return Ok(false),

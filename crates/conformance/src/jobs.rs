@@ -1,7 +1,11 @@
-//! The fixtures' long tools as tool jobs (`inbox_worker::ToolJobs`): what
-//! the worker runs for a task of `slow_compute`, `failing_job`,
+//! The fixtures' long tools as extension jobs of kind `KIND` (`tool.call`):
+//! what the worker runs for a task of `slow_compute`, `failing_job`,
 //! `protocol_error_job`, `confirm_delete`, `multi_input` and
-//! `test_tool_with_task`, from the job's input and the answers it was given.
+//! `test_tool_with_task`, from the job's data (the tool's arguments, in
+//! `JobExtension::data`; the tool's name is the job's subject) and the
+//! answers it was given. The product defines no such kind: `extensions`
+//! registers it with the worker (`inbox_worker::ExtensionJobs`), for the
+//! fixture server and the tests that serve the fixtures.
 //!
 //! - `slow_compute` sleeps its `seconds` in short steps and stops, ending
 //!   `cancelled`, when a cancellation was asked for meanwhile.
@@ -13,6 +17,7 @@
 //!   `input_required`) and finish once every question is answered.
 //! - `test_tool_with_task` greets the name gathered before it started.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
@@ -24,7 +29,10 @@ use super::tools::{Behaviour, compute_arguments, computed, deletion, deletion_fo
 use inbox_domain::Tenant;
 use inbox_domain::records::Job;
 use inbox_mcp::input::{Asked, Elicited, Request, Responses};
-use inbox_worker::{EffectError, Runner, Step, ToolJobs, cancel_requested};
+use inbox_worker::{EffectError, ExtensionJobs, Extensions, Runner, Step, cancel_requested};
+
+/// The extension kind of the fixtures' tool jobs (`JobExtension::kind`).
+pub const KIND: &str = "tool.call";
 
 /// How long `slow_compute` sleeps between looks for a cancellation.
 const STEP: Duration = Duration::from_millis(100);
@@ -32,7 +40,12 @@ const STEP: Duration = Duration::from_millis(100);
 /// Runs the fixtures' tool jobs.
 pub struct FixtureJobs;
 
-impl ToolJobs for FixtureJobs {
+/// The extension kinds the fixtures' tools start: `KIND`, run by `FixtureJobs`.
+pub fn extensions() -> Extensions {
+    Extensions::default().with(KIND, Arc::new(FixtureJobs))
+}
+
+impl ExtensionJobs for FixtureJobs {
     fn run<'a>(
         &'a self,
         runner: &'a Runner,
@@ -53,8 +66,8 @@ async fn run(runner: &Runner, tenant: &Tenant, job: &Job) -> Result<Step, Effect
     let Some(tool) = find(&job.subject_id) else {
         return Err(EffectError::Permanent(format!("no fixture tool {:?}", job.subject_id)));
     };
-    let run = job.tool.clone().unwrap_or_default();
-    let input = run.input.as_object().cloned().unwrap_or_default();
+    let run = job.extension.clone().unwrap_or_default();
+    let input = run.data.as_object().cloned().unwrap_or_default();
     match tool.behaviour {
         Behaviour::SlowCompute => {
             let (seconds, label) = compute_arguments(&input);

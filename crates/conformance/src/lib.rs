@@ -12,6 +12,11 @@
 //! narrowing, the workspace, `input_required` (`inbox_mcp::input`), tasks
 //! over the job queue (`inbox_mcp::tasks`, run by `inbox_worker` with
 //! `jobs::FixtureJobs`) and decoration are the same code the product runs.
+//! What only the fixtures use lives here and reaches the pipeline through
+//! its generic seams: the sampling and roots requests (`requests`, as
+//! `inbox_mcp::input::Kind`s) and the tool jobs (`jobs`, an extension job
+//! kind registered with the worker; `serving` gives the composition root
+//! both the catalogue and that kind).
 //! Fixture answers follow the runner's scenario descriptions; where the
 //! product's transport cannot do what a fixture asks (a progress or log
 //! notification, a request sent to the client in the 2025 eras), the
@@ -19,16 +24,21 @@
 //!
 //! - `tools`: the tool table and what each tool does per era;
 //! - `jobs`: the long tools, as tool jobs the worker runs;
+//! - `requests`: what the fixtures ask the client for besides a form;
 //! - `documents`: resources, prompts and completions.
 
 pub mod documents;
 pub mod jobs;
+pub mod requests;
 pub mod tools;
+
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use inbox::app::Serving;
 use inbox_domain::Tenant;
-use inbox_mcp::surface::{Answer, Catalogue, Identity};
+use inbox_mcp::surface::{Answer, Catalogue, Identity, ToolFacts};
 use inbox_mcp::{Call, Outcome};
 
 pub const IDENTITY: Identity = Identity {
@@ -66,6 +76,13 @@ pub fn call_result(content: Vec<Value>, is_error: bool) -> Value {
     json!({"content": content, "isError": is_error})
 }
 
+/// What the composition root is given to serve the fixtures
+/// (`inbox::app::App::build_with`): their catalogue, and the extension job
+/// kind their long tools start, with what runs it.
+pub fn serving() -> Serving {
+    Serving { catalogue: Some(Arc::new(Fixtures::new())), extensions: jobs::extensions() }
+}
+
 /// The fixture catalogue: every tool, resource and prompt rendered once per
 /// protocol version.
 pub struct Fixtures {
@@ -90,16 +107,12 @@ impl Catalogue for Fixtures {
         &IDENTITY
     }
 
-    fn tool_label(&self, name: &str) -> Option<&'static str> {
-        tools::find(name).map(|tool| tool.name)
-    }
-
-    fn tool_changes_state(&self, name: &str) -> bool {
-        tools::find(name).is_some_and(|tool| !tool.read_only)
-    }
-
-    fn tool_param_headers(&self, name: &str) -> &'static [(&'static str, &'static str)] {
-        tools::find(name).map_or(&[], |tool| tool.headers)
+    fn tool(&self, name: &str) -> Option<ToolFacts> {
+        tools::find(name).map(|tool| ToolFacts {
+            label: tool.name,
+            changes_state: !tool.read_only,
+            param_headers: tool.headers,
+        })
     }
 
     fn list_tools(&self, call: &Call<'_>, _tenant: &Tenant) -> Outcome {

@@ -54,10 +54,7 @@ async fn serve(config: Config) -> Result<(), String> {
         return Err("the fixture server runs locally only".into());
     }
     let serving = match std::env::args().nth(1).as_deref() {
-        None | Some("fixtures") => Serving {
-            catalogue: Some(Arc::new(inbox_conformance::Fixtures::new())),
-            tool_jobs: Some(Arc::new(inbox_conformance::jobs::FixtureJobs)),
-        },
+        None | Some("fixtures") => inbox_conformance::serving(),
         Some("product") => Serving::default(),
         Some(other) => return Err(format!("unknown catalogue {other:?}: use fixtures or product")),
     };

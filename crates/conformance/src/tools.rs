@@ -4,13 +4,15 @@
 //!
 //! - Content tools answer at once, in both eras.
 //! - Tools that ask the client for input answer `input_required` in the
-//!   stateless era (`inbox_mcp::input`: form elicitation, sampling, roots;
-//!   with a sealed `requestState` where a round must trust the one before),
+//!   stateless era (`inbox_mcp::input`: form elicitation, and the requests
+//!   of `super::requests`; with a sealed `requestState` where a round must
+//!   trust the one before),
 //!   -32021 when the client did not declare what they would ask for, and a
 //!   tool error in the handshake era (asking there needs a server-to-client
 //!   request on a stream, which this server never opens).
 //! - Task tools (`Tasks::Optional`, `Tasks::Required`) become tasks over the
-//!   job queue (`inbox_mcp::tasks::start`, run by `super::jobs`) for a
+//!   job queue (`inbox_mcp::tasks::start`: jobs of the extension kind
+//!   `super::jobs::KIND`, run by `super::jobs`) for a
 //!   client that declared the tasks extension on the request. Without it an
 //!   optional one runs in the request and a required one is -32021 (a tool
 //!   error in the handshake era, which has no such code).
@@ -19,6 +21,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
+use super::jobs::KIND;
+use super::requests::{self, listed_roots, question, sampled};
 use super::{call_result, embedded, image, text};
 use inbox_domain::Tenant;
 use inbox_mcp::era::{EXT_TASKS, Era, ProtocolVersion};
@@ -436,13 +440,6 @@ fn name_form(message: &str) -> Request {
     }
 }
 
-fn question(text: &str, max_tokens: u64) -> Request {
-    Request::Sampling(json!({
-        "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
-        "maxTokens": max_tokens,
-    }))
-}
-
 fn string_arg<'a>(args: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
     args.get(name).and_then(Value::as_str)
 }
@@ -517,7 +514,7 @@ pub async fn call(call: &Call<'_>, tenant: &Tenant) -> Result<Outcome, RpcError>
                 tool.name
             ))]))
         }
-        Behaviour::Sampling => match responses.sampling("llm")? {
+        Behaviour::Sampling => match sampled(&responses, "llm")? {
             Some(answer) => Ok(done(vec![text(format!("LLM response: {answer}"))])),
             None => {
                 let prompt = string_arg(&args, "prompt").unwrap_or("Say hello");
@@ -531,8 +528,9 @@ pub async fn call(call: &Call<'_>, tenant: &Tenant) -> Result<Outcome, RpcError>
             }
         }
         Behaviour::NeedsSampling => {
-            input::require(call, input::Capability::Sampling, "test_missing_capability needs the sampling capability")?;
-            match responses.sampling("probe")? {
+            let needed = input::Capability::Named(requests::SAMPLING.capability);
+            input::require(call, needed, "test_missing_capability needs the sampling capability")?;
+            match sampled(&responses, "probe")? {
                 Some(answer) => Ok(done(vec![text(format!("The model said: {answer}"))])),
                 None => ask(call, &[("probe", question("Say hello", 20))], None),
             }
@@ -559,16 +557,16 @@ pub async fn call(call: &Call<'_>, tenant: &Tenant) -> Result<Outcome, RpcError>
             Some(_) => Ok(done(vec![text("No name was given: the question was declined.")])),
             None => ask(call, &[("user_name", name_form("What is your name?"))], None),
         },
-        Behaviour::AskCapital => match responses.sampling("capital_question")? {
+        Behaviour::AskCapital => match sampled(&responses, "capital_question")? {
             Some(answer) => Ok(done(vec![text(format!("The model answered: {answer}"))])),
             None => ask(call, &[("capital_question", question("What is the capital of France?", 100))], None),
         },
-        Behaviour::AskRoots => match responses.roots("client_roots")? {
+        Behaviour::AskRoots => match listed_roots(&responses, "client_roots")? {
             Some(roots) => {
                 let uris: Vec<&str> = roots.iter().filter_map(|r| r.get("uri").and_then(Value::as_str)).collect();
                 Ok(done(vec![text(format!("The client's roots: {}", uris.join(", ")))]))
             }
-            None => ask(call, &[("client_roots", Request::Roots)], None),
+            None => ask(call, &[("client_roots", requests::roots())], None),
         },
         Behaviour::AskWithState => {
             let state = input::open(call, tenant, PURPOSE, &binding)?;
@@ -590,8 +588,8 @@ pub async fn call(call: &Call<'_>, tenant: &Tenant) -> Result<Outcome, RpcError>
         Behaviour::AskThree => {
             let state = input::open(call, tenant, PURPOSE, &binding)?;
             let name = responses.elicitation("user_name")?;
-            let greeting = responses.sampling("greeting")?;
-            let roots = responses.roots("client_roots")?;
+            let greeting = sampled(&responses, "greeting")?;
+            let roots = listed_roots(&responses, "client_roots")?;
             match (state, name, greeting, roots) {
                 (Some(_), Some(name), Some(greeting), Some(roots)) => Ok(done(vec![text(format!(
                     "All three answered: {}; the model said {greeting:?}; {} root(s)",
@@ -603,7 +601,7 @@ pub async fn call(call: &Call<'_>, tenant: &Tenant) -> Result<Outcome, RpcError>
                     let requests = [
                         ("user_name", name_form("What is your name?")),
                         ("greeting", question("Generate a greeting", 50)),
-                        ("client_roots", Request::Roots),
+                        ("client_roots", requests::roots()),
                     ];
                     ask(call, &requests, Some(state))
                 }
@@ -611,41 +609,41 @@ pub async fn call(call: &Call<'_>, tenant: &Tenant) -> Result<Outcome, RpcError>
         }
         Behaviour::AskTwoRounds => two_rounds(call, tenant, &binding, &responses),
         Behaviour::AskDeclared => {
-            let mut requests = Vec::new();
+            let mut asked = Vec::new();
             if call.client.form_elicitation {
-                requests.push(("user_name", name_form("What is your name?")));
+                asked.push(("user_name", name_form("What is your name?")));
             }
-            if call.client.sampling {
-                requests.push(("greeting", question("Generate a greeting", 50)));
+            if requests::SAMPLING.declared(call) {
+                asked.push(("greeting", question("Generate a greeting", 50)));
             }
-            if call.client.roots {
-                requests.push(("client_roots", Request::Roots));
+            if requests::ROOTS.declared(call) {
+                asked.push(("client_roots", requests::roots()));
             }
             let answered = responses.elicitation("user_name")?.is_some()
-                || responses.sampling("greeting")?.is_some()
-                || responses.roots("client_roots")?.is_some();
-            if answered || requests.is_empty() {
+                || sampled(&responses, "greeting")?.is_some()
+                || listed_roots(&responses, "client_roots")?.is_some();
+            if answered || asked.is_empty() {
                 return Ok(done(vec![text(format!(
                     "Asked for {} thing(s), as many as the client declared it can answer",
-                    requests.len()
+                    asked.len()
                 ))]));
             }
-            ask(call, &requests, None)
+            ask(call, &asked, None)
         }
         Behaviour::Greet => match string_arg(&args, "name") {
             Some(name) => Ok(done(vec![text(format!("Hello, {name}!"))])),
             None => Ok(failed("name is required")),
         },
-        Behaviour::SlowCompute if as_task => tasks::start(call, tenant, tool.name, Value::Object(args)).await,
+        Behaviour::SlowCompute if as_task => tasks::start(call, tenant, KIND, tool.name, Value::Object(args)).await,
         Behaviour::SlowCompute => {
             let (seconds, label) = compute_arguments(&args);
             tokio::time::sleep(Duration::from_secs_f64(seconds.min(10.0))).await;
             Ok(Outcome::Complete(computed(&label, seconds)))
         }
         Behaviour::FailingJob | Behaviour::ProtocolErrorJob | Behaviour::MultiInput => {
-            tasks::start(call, tenant, tool.name, Value::Object(args)).await
+            tasks::start(call, tenant, KIND, tool.name, Value::Object(args)).await
         }
-        Behaviour::ConfirmDelete if as_task => tasks::start(call, tenant, tool.name, Value::Object(args)).await,
+        Behaviour::ConfirmDelete if as_task => tasks::start(call, tenant, KIND, tool.name, Value::Object(args)).await,
         Behaviour::ConfirmDelete => match responses.elicitation("confirm")? {
             Some(answer) => Ok(Outcome::Complete(deletion(&args, &answer))),
             None => ask(call, &[("confirm", deletion_form(&args))], None),
@@ -653,7 +651,7 @@ pub async fn call(call: &Call<'_>, tenant: &Tenant) -> Result<Outcome, RpcError>
         Behaviour::AskThenTask => match responses.elicitation("user_name")? {
             Some(Elicited::Accepted(content)) => {
                 let name = accepted_text(&content, "name", "stranger");
-                tasks::start(call, tenant, tool.name, json!({"name": name})).await
+                tasks::start(call, tenant, KIND, tool.name, json!({"name": name})).await
             }
             Some(_) => Ok(done(vec![text("No name was given: the question was declined, so no task was started.")])),
             None => ask(call, &[("user_name", name_form("What is your name?"))], None),

@@ -3,7 +3,8 @@
 //! (a webhook's sealed secret) live only in the store. A field without a
 //! value is shown as `null`, never left out (`inbox_api::schemas`), except
 //! `deleted_at` (deleted records are never shown) and a job's `lease_until`
-//! (only while it runs); `#[serde(default)]` reads items written before a
+//! (only while it runs) and `extension` (only on a job of a kind the product
+//! does not define); `#[serde(default)]` reads items written before a
 //! field existed.
 
 use serde::{Deserialize, Serialize};
@@ -202,16 +203,18 @@ wire_enum! {
         EmailReprocess = "email.reprocess",
         WebhookTest = "webhook.test",
         DeliveryResend = "delivery.resend",
-        /// A tool of the deployment's MCP catalogue, run as a job (`ToolRun`):
-        /// the REST API never creates one (the product's tools call its
-        /// operations; the conformance fixture server's long tools are these).
-        ToolCall = "tool.call",
+        /// A job of a kind the product does not define, started by a tool of
+        /// another MCP catalogue and run by whoever registered its kind with
+        /// the worker (`JobExtension`, `inbox_worker::Extensions`). The
+        /// product never makes one; a deployment that registers none fails
+        /// it as an operation that cannot be done.
+        Extension = "extension",
     }
 }
 
 impl JobKind {
     /// The kinds the REST API's own operations create: what `/api/v1`
-    /// documents (every kind but `tool.call`).
+    /// documents (every kind but `extension`).
     pub const API: [JobKind; 4] =
         [JobKind::EmailProcess, JobKind::EmailReprocess, JobKind::WebhookTest, JobKind::DeliveryResend];
 }
@@ -256,22 +259,28 @@ pub struct Job {
     /// While running: when the claim lapses and another runner may take over.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease_until: Option<u64>,
-    /// A tool job's own state (`JobKind::ToolCall` only).
+    /// What an extension job carries (`JobKind::Extension` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool: Option<ToolRun>,
+    pub extension: Option<JobExtension>,
 }
 
-/// What a tool job (`JobKind::ToolCall`, its tool's name in `subject_id`)
-/// carries beyond a job: the arguments it was started with, and — for a tool
-/// that asks the client for input while it runs (the tasks extension's
-/// `input_required`) — what it waits for and what it was told. A job that
-/// waits is `running` without a lease: no runner takes it until every request
-/// is answered, which puts it back in the queue.
+/// What a job of a kind the product does not define (`JobKind::Extension`)
+/// carries beyond a job: its own kind and data, opaque here and owned by the
+/// code that registered a runner for that kind (a binary that serves another
+/// MCP catalogue gives the composition root both), and the state of a job
+/// started as an MCP task that asks the client for input while it runs (the
+/// tasks extension's `input_required`: `inbox_mcp::tasks`). The product's own jobs
+/// never ask for input and cannot be stopped once running, so this state
+/// lives here, not on every job. A job that waits is `running` without a
+/// lease: no runner takes it until every request is answered, which puts it
+/// back in the queue.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ToolRun {
-    /// The arguments, and anything gathered before the job was created.
+pub struct JobExtension {
+    /// Which extension the job belongs to: the name its runner was registered under.
+    pub kind: String,
+    /// What its runner needs, as it wrote it when the job was created.
     #[serde(default)]
-    pub input: Value,
+    pub data: Value,
     /// The input requests still unanswered, by key.
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub awaiting: serde_json::Map<String, Value>,
@@ -284,9 +293,9 @@ pub struct ToolRun {
 }
 
 impl Job {
-    /// A tool job that waits for the client's input.
+    /// An extension job that waits for the client's input.
     pub fn is_awaiting_input(&self) -> bool {
-        self.status == JobStatus::Running && self.tool.as_ref().is_some_and(|t| !t.awaiting.is_empty())
+        self.status == JobStatus::Running && self.extension.as_ref().is_some_and(|x| !x.awaiting.is_empty())
     }
 }
 
@@ -407,6 +416,39 @@ mod tests {
         {
             assert_eq!(serde_json::to_value(status).unwrap(), Value::from(status.as_str()));
         }
+    }
+
+    #[test]
+    fn a_product_job_reads_and_writes_without_an_extension() {
+        let stored = serde_json::json!({
+            "id": "job_1", "kind": "webhook.test", "subject_id": "wh_1", "status": "queued", "attempts": 0,
+            "result": null, "error": null, "error_kind": null,
+            "created_at": "2026-12-04T10:00:00.000Z", "updated_at": "2026-12-04T10:00:00.000Z",
+        });
+        let job: Job = serde_json::from_value(stored.clone()).unwrap();
+        assert_eq!(job.extension, None);
+        assert_eq!(serde_json::to_value(&job).unwrap(), stored, "written exactly as read");
+        assert!(!job.is_awaiting_input());
+    }
+
+    #[test]
+    fn an_extension_job_waits_while_it_has_requests_pending() {
+        let mut job: Job = serde_json::from_value(serde_json::json!({
+            "id": "job_1", "kind": "extension", "subject_id": "a_tool", "status": "running", "attempts": 1,
+            "result": null, "error": null, "created_at": "2026-12-04T10:00:00.000Z",
+            "updated_at": "2026-12-04T10:00:00.000Z", "extension": {"kind": "some.kind", "data": {"n": 1}},
+        }))
+        .unwrap();
+        assert!(!job.is_awaiting_input());
+        let extension = job.extension.as_mut().unwrap();
+        assert_eq!((extension.kind.as_str(), &extension.data), ("some.kind", &serde_json::json!({"n": 1})));
+        extension.awaiting.insert("confirm".into(), serde_json::json!({"method": "elicitation/create"}));
+        assert!(job.is_awaiting_input());
+        let written = serde_json::to_value(&job).unwrap();
+        assert_eq!(written["extension"]["awaiting"]["confirm"]["method"], "elicitation/create");
+        assert!(
+            written["extension"].get("responses").is_none() && written["extension"].get("cancel_requested").is_none()
+        );
     }
 
     #[test]

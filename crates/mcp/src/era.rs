@@ -274,20 +274,29 @@ fn header_error(header: &str, header_value: Option<&str>, body_value: Option<&st
 pub const EXT_TASKS: &str = "io.modelcontextprotocol/tasks";
 
 /// What the envelope tells about the client, once it has been validated.
+/// What the product itself asks of a client is read once into named flags;
+/// the declared capabilities object is kept whole, so whatever else a
+/// catalogue asks the client for is looked up by name (`declares`).
 #[derive(Debug, Clone, Default)]
 pub struct ClientContext {
     /// The client declared form-mode elicitation on this request.
     pub form_elicitation: bool,
-    /// The client declared elicitation at all (`elicitation`, any mode).
-    pub elicitation: bool,
-    /// The client declared sampling (`sampling`).
-    pub sampling: bool,
-    /// The client declared roots (`roots`).
-    pub roots: bool,
     /// The client declared the tasks extension on this request.
     pub tasks: bool,
     /// The client named itself in `_meta` (`clientInfo`), cut to a bounded length.
     pub info: Option<inbox_domain::records::ClientInfo>,
+    /// The client capabilities declared on this request, as sent (none in
+    /// the handshake era, whose capabilities came with `initialize` only).
+    pub capabilities: Map<String, Value>,
+}
+
+impl ClientContext {
+    /// Whether the client declared capability `name` on this request: its
+    /// settings are an object (empty when it has none); anything else
+    /// declares nothing.
+    pub fn declares(&self, name: &str) -> bool {
+        self.capabilities.get(name).is_some_and(Value::is_object)
+    }
 }
 
 /// Stage F1: the rest of the envelope (stateless era).
@@ -319,11 +328,9 @@ pub fn check_envelope(message: &Message) -> Result<ClientContext, RpcError> {
     }
     Ok(ClientContext {
         form_elicitation: declares_form_elicitation(capabilities),
-        elicitation: capabilities.get("elicitation").is_some_and(Value::is_object),
-        sampling: capabilities.get("sampling").is_some_and(Value::is_object),
-        roots: capabilities.get("roots").is_some_and(Value::is_object),
         tasks: declares_extension(capabilities, EXT_TASKS),
         info,
+        capabilities: capabilities.clone(),
     })
 }
 

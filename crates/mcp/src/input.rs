@@ -1,15 +1,20 @@
 //! Asking the client for input on a server that keeps no session (protocol
 //! 2026-07-28, multi round-trip requests): a request that needs something
 //! from the client answers `input_required` with what it needs
-//! (`inputRequests`: form elicitations, sampling requests, root listings, by
-//! key) and, when the next round must trust what this one decided, a
-//! `requestState`; the client sends the same request again with
-//! `inputResponses` (by the same keys) and the state echoed. Only
+//! (`inputRequests`, by key) and, when the next round must trust what this
+//! one decided, a `requestState`; the client sends the same request again
+//! with `inputResponses` (by the same keys) and the state echoed. Only
 //! `tools/call`, `prompts/get` and `resources/read` answer this way, and only
 //! for what the client declared it can do (`require`). Any number of rounds
 //! may follow one another, each with a new state.
 //!
 //! - `Asked` is the interim result; `Request` one of its entries.
+//! - What can be asked: a form elicitation (`Request::Form`, the one kind the
+//!   product asks for: its confirmation of destructive tools,
+//!   `super::confirm`), or a request of a `Kind` a catalogue defines — the
+//!   client's method, the client capability it needs (by name, looked up in
+//!   the capabilities the client declared) and what a valid answer is. The
+//!   conformance fixture catalogue defines its other kinds this way.
 //! - `Responses` reads `inputResponses`: it must be an object, and an entry
 //!   is checked when the handler reads its key (as the result of what that
 //!   key asked for: -32602 otherwise); keys nobody asked for are ignored.
@@ -19,9 +24,6 @@
 //!   of the canonical arguments, and expires after `CONFIRMATION_TTL_SECS`.
 //!   It carries what the handler put in it (`Opened::data`). Every failure
 //!   gets one fixed message (-32602); the reason is only logged.
-//!
-//! The product's confirmation of destructive tools (`super::confirm`) is one
-//! user of this; a catalogue's tools, prompts and resources may be others.
 
 use aws_lc_rs::digest::{SHA256, digest};
 use serde_json::{Map, Value, json};
@@ -34,20 +36,40 @@ use super::method::Method;
 use inbox_domain::{Tenant, hex};
 use inbox_support::sys::unix_now;
 
-/// The client's methods an input request may name.
+/// The client's method a form elicitation names.
 pub const ELICITATION_CREATE: &str = "elicitation/create";
-pub const SAMPLING_CREATE_MESSAGE: &str = "sampling/createMessage";
-pub const ROOTS_LIST: &str = "roots/list";
+
+/// A kind of input request besides the form elicitation, as a catalogue
+/// defines it: which client method it names, which client capability the
+/// client must have declared to be asked it, and what an answer must be.
+#[derive(Debug)]
+pub struct Kind {
+    /// The client's method (`inputRequests.<key>.method`).
+    pub method: &'static str,
+    /// The client capability it needs, by name (`capabilities.<name>` must be
+    /// an object; `requiredCapabilities` names it when it is not).
+    pub capability: &'static str,
+    /// What a valid answer is, in words: an answer that fails `is_answer` is
+    /// -32602 "inputResponses.<key> must be a <answer>".
+    pub answer: &'static str,
+    /// Whether a response is an answer of this kind.
+    pub is_answer: fn(&Value) -> bool,
+}
+
+impl Kind {
+    /// Whether the client declared the capability this kind needs, on this request.
+    pub fn declared(&self, call: &Call<'_>) -> bool {
+        Capability::Named(self.capability).declared(call)
+    }
+}
 
 /// One thing to ask the client for.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum Request {
     /// A form elicitation: what to tell the person, and the schema of the answer.
     Form { message: String, schema: Value },
-    /// A sampling request: the `sampling/createMessage` params.
-    Sampling(Value),
-    /// The client's roots.
-    Roots,
+    /// A request of a catalogue's `Kind`, with its method's params.
+    Other(&'static Kind, Value),
 }
 
 impl Request {
@@ -58,8 +80,7 @@ impl Request {
                 "method": ELICITATION_CREATE,
                 "params": {"mode": "form", "message": message, "requestedSchema": schema},
             }),
-            Request::Sampling(params) => json!({"method": SAMPLING_CREATE_MESSAGE, "params": params}),
-            Request::Roots => json!({"method": ROOTS_LIST, "params": {}}),
+            Request::Other(kind, params) => json!({"method": kind.method, "params": params}),
         }
     }
 
@@ -67,8 +88,7 @@ impl Request {
     pub fn capability(&self) -> Capability {
         match self {
             Request::Form { .. } => Capability::FormElicitation,
-            Request::Sampling(_) => Capability::Sampling,
-            Request::Roots => Capability::Roots,
+            Request::Other(kind, _) => Capability::Named(kind.capability),
         }
     }
 }
@@ -76,9 +96,10 @@ impl Request {
 /// A client capability a request may need.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Capability {
+    /// Form-mode elicitation (`elicitation: {}` or `elicitation.form`).
     FormElicitation,
-    Sampling,
-    Roots,
+    /// The capability of this name (`capabilities.<name>`, an object).
+    Named(&'static str),
 }
 
 impl Capability {
@@ -86,8 +107,7 @@ impl Capability {
     pub fn declared(self, call: &Call<'_>) -> bool {
         match self {
             Capability::FormElicitation => call.client.form_elicitation,
-            Capability::Sampling => call.client.sampling,
-            Capability::Roots => call.client.roots,
+            Capability::Named(name) => call.client.declares(name),
         }
     }
 
@@ -95,8 +115,7 @@ impl Capability {
     fn required(self) -> Value {
         match self {
             Capability::FormElicitation => json!({"elicitation": {"form": {}}}),
-            Capability::Sampling => json!({"sampling": {}}),
-            Capability::Roots => json!({"roots": {}}),
+            Capability::Named(name) => json!({name: {}}),
         }
     }
 }
@@ -216,32 +235,13 @@ impl<'a> Responses<'a> {
         }
     }
 
-    /// The text of the sampling result that answered `key`, if it came (an
-    /// answer whose content is not text gives an empty text).
-    pub fn sampling(&self, key: &str) -> Result<Option<String>, RpcError> {
-        let Some(answer) = self.entry(key) else { return Ok(None) };
-        let content = answer.get("content");
-        // A message's content is one block or (from 2025-11-25) a list of them.
-        let block = match content {
-            Some(Value::Array(blocks)) => blocks.first(),
-            other => other,
-        };
-        match (answer.get("role").and_then(Value::as_str), block.and_then(Value::as_object)) {
-            (Some(_), Some(block)) => Ok(Some(block.get("text").and_then(Value::as_str).unwrap_or("").to_owned())),
-            _ => Err(RpcError::invalid_params(format!(
-                "inputResponses.{key} must be a sampling result (role and content)"
-            ))),
-        }
-    }
-
-    /// The roots that answered `key`, if they came.
-    pub fn roots(&self, key: &str) -> Result<Option<Vec<Value>>, RpcError> {
-        let Some(answer) = self.entry(key) else { return Ok(None) };
-        match answer.get("roots") {
-            Some(Value::Array(roots)) if roots.iter().all(|r| r.get("uri").is_some_and(Value::is_string)) => {
-                Ok(Some(roots.clone()))
-            }
-            _ => Err(RpcError::invalid_params(format!("inputResponses.{key} must be a roots result (roots with uri)"))),
+    /// The answer to the request of `kind` asked under `key`, if it came;
+    /// -32602 when what came is not an answer of that kind.
+    pub fn answer(&self, kind: &Kind, key: &str) -> Result<Option<&'a Value>, RpcError> {
+        match self.entry(key) {
+            None => Ok(None),
+            Some(answer) if (kind.is_answer)(answer) => Ok(Some(answer)),
+            Some(_) => Err(RpcError::invalid_params(format!("inputResponses.{key} must be a {}", kind.answer))),
         }
     }
 }

@@ -296,10 +296,9 @@ impl McpServer {
     /// The bounded label of a message (see `Trace::operation`).
     fn operation(&self, message: &Message) -> &'static str {
         if message.kind == Some(Method::ToolsCall)
-            && let Some(label) =
-                message.params.get("name").and_then(Value::as_str).and_then(|n| self.catalogue.tool_label(n))
+            && let Some(tool) = message.params.get("name").and_then(Value::as_str).and_then(|n| self.catalogue.tool(n))
         {
-            return label;
+            return tool.label;
         }
         methods::label(message)
     }
@@ -315,7 +314,8 @@ impl McpServer {
                 .params
                 .get("name")
                 .and_then(Value::as_str)
-                .is_some_and(|name| self.catalogue.tool_changes_state(name)),
+                .and_then(|name| self.catalogue.tool(name))
+                .is_some_and(|tool| tool.changes_state),
             _ => false,
         }
     }
@@ -337,9 +337,10 @@ impl McpServer {
                 let checked = era::check_envelope(message).and_then(|client| {
                     era::check_routing_headers(message, headers)?;
                     if message.kind == Some(Method::ToolsCall)
-                        && let Some(name) = message.params.get("name").and_then(Value::as_str)
+                        && let Some(tool) =
+                            message.params.get("name").and_then(Value::as_str).and_then(|n| self.catalogue.tool(n))
                     {
-                        era::check_param_headers(message, headers, self.catalogue.tool_param_headers(name))?;
+                        era::check_param_headers(message, headers, tool.param_headers)?;
                     }
                     Ok(client)
                 });

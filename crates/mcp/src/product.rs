@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::completion;
 use super::prompts::Prompts;
 use super::resources::Resources;
-use super::surface::{Answer, Catalogue, Identity};
+use super::surface::{Answer, Catalogue, Identity, ToolFacts};
 use super::tools::Tools;
 use super::{Call, Outcome};
 use inbox_domain::Tenant;
@@ -57,12 +57,13 @@ impl Catalogue for Product {
         &IDENTITY
     }
 
-    fn tool_label(&self, name: &str) -> Option<&'static str> {
-        self.tools.find(name).map(|tool| tool.row.name)
-    }
-
-    fn tool_changes_state(&self, name: &str) -> bool {
-        self.tools.find(name).is_some_and(|tool| !tool.row.read_only())
+    fn tool(&self, name: &str) -> Option<ToolFacts> {
+        // The product's tools mirror no argument into a header.
+        self.tools.find(name).map(|tool| ToolFacts {
+            label: tool.row.name,
+            changes_state: !tool.row.read_only(),
+            param_headers: &[],
+        })
     }
 
     fn list_tools(&self, call: &Call<'_>, tenant: &Tenant) -> Outcome {

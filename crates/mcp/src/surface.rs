@@ -10,7 +10,11 @@
 //!
 //! A catalogue answers with an `Outcome`: a complete result, an
 //! `input_required` result (`super::input`, on `tools/call`, `prompts/get`
-//! and `resources/read` only), or a task (`super::tasks`, on `tools/call`).
+//! and `resources/read` only, asking for form elicitations or for requests
+//! of kinds the catalogue defines: `input::Kind`), or a task (`super::tasks`,
+//! on `tools/call`: the product's long tools enqueue its own jobs; another
+//! catalogue's run as extension jobs, whose kind its binary registers with
+//! the worker, `inbox_worker::Extensions`, and `tasks::start` creates).
 
 use futures_util::future::BoxFuture;
 use serde_json::Value;
@@ -33,27 +37,35 @@ pub struct Identity {
     pub instructions: &'static str,
 }
 
-/// The tools, resources, prompts and completions of a server. Every method
-/// gets the request (`Call`: its era, the client's capabilities, the caller
-/// as the connection narrowed it, the params) and the workspace resolved for
-/// it; lists are answered whole (the pipeline refuses any cursor).
+/// What the pipeline needs to know of a tool before the catalogue runs it.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolFacts {
+    /// Its name as a label the logs and metrics may carry (a client never
+    /// writes its own labels).
+    pub label: &'static str,
+    /// Whether calling it may change state (such calls are counted against
+    /// the rate budget before they run).
+    pub changes_state: bool,
+    /// The arguments its schema mirrors into custom headers
+    /// (`x-mcp-header`), each with its header's name: the pipeline checks
+    /// `Mcp-Param-{name}` against them (stateless era).
+    pub param_headers: &'static [(&'static str, &'static str)],
+}
+
+/// The tools, resources, prompts and completions of a server: one method
+/// per MCP method the catalogue answers, and `tool` for what the pipeline
+/// checks before it calls one. Every method gets the request (`Call`: its
+/// era, the client's capabilities, the caller as the connection narrowed
+/// it, the params) and the workspace resolved for it; lists are answered
+/// whole (the pipeline refuses any cursor). A trait object, so that the
+/// composition root picks the catalogue at start; the answers that run
+/// operations are boxed futures (`Answer`), which also keeps the
+/// dispatcher's own future small (`methods::dispatch`).
 pub trait Catalogue: Send + Sync {
     fn identity(&self) -> &Identity;
 
-    /// The name of tool `name` as a label the logs and metrics may carry
-    /// (`None`: no such tool; a client never writes its own labels).
-    fn tool_label(&self, name: &str) -> Option<&'static str>;
-
-    /// Whether calling tool `name` may change state (such calls are counted
-    /// against the rate budget before they run).
-    fn tool_changes_state(&self, name: &str) -> bool;
-
-    /// The arguments of tool `name` that its schema mirrors into custom
-    /// headers (`x-mcp-header`), each with its header's name: the pipeline
-    /// checks `Mcp-Param-{name}` against them (stateless era). None by default.
-    fn tool_param_headers(&self, _name: &str) -> &'static [(&'static str, &'static str)] {
-        &[]
-    }
+    /// Tool `name`, if there is one.
+    fn tool(&self, name: &str) -> Option<ToolFacts>;
 
     /// `tools/list`: the result object (its `tools`).
     fn list_tools(&self, call: &Call<'_>, tenant: &Tenant) -> Outcome;

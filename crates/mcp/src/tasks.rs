@@ -19,17 +19,20 @@
 //!   webhook disabled) → `completed` with `isError`; failed because the
 //!   platform gave up (storage kept failing) → `failed` with a JSON-RPC
 //!   error; cancelled → `cancelled`.
-//! - Tool jobs (`JobKind::ToolCall`: the long tools of a catalogue that runs
-//!   its tools as jobs, started with `start`) carry their tool's own result,
+//! - Extension jobs (`JobKind::Extension`: the long tools of another
+//!   catalogue, started with `start` as a job of a kind that catalogue's
+//!   binary registered with the worker) carry their tool's own result,
 //!   inlined as it is. Such a job may wait for the client's input: the task
 //!   is `input_required` with the job's pending `inputRequests`;
 //!   `tasks/update` records the answers to those it waits for (others are
 //!   ignored) and acknowledges with `{}`; the job runs on once none is left.
-//!   `tasks/cancel` stops a tool job at any point — queued, waiting, or
-//!   running (it ends `cancelled` at its next check). A task of any kind
+//!   `tasks/cancel` stops an extension job at any point — queued, waiting,
+//!   or running (it ends `cancelled` at its next check). A task of any kind
 //!   that is already finished is acknowledged as it is (the request is
 //!   idempotent; nothing changes); a running product job cannot be stopped
-//!   and is -32602.
+//!   and is -32602. What the job does and what it asks for are its runner's
+//!   business; this module sees only the generic state every extension job
+//!   has (`JobExtension`: what it waits for, the answers, a cancellation).
 //! - The product's jobs never ask for input: `tasks/update` on a task that
 //!   waits for nothing is -32602.
 
@@ -60,12 +63,13 @@ pub fn created(response: &ApiResponse) -> Option<Value> {
     Some(Value::Object(envelope(job)))
 }
 
-/// Starts `tool` as a tool job with `input` (what a task of a catalogue's
-/// long tool is): the `CreateTaskResult`, once the job is stored (a
-/// `tasks/get` right after it finds the task).
-pub async fn start(call: &Call<'_>, tenant: &Tenant, tool: &str, input: Value) -> Result<Outcome, RpcError> {
+/// Starts a task of `tool`: a job of extension `kind` (whose runner the
+/// deployment registered) with `data` (what that runner needs): the
+/// `CreateTaskResult`, once the job is stored (a `tasks/get` right after it
+/// finds the task).
+pub async fn start(call: &Call<'_>, tenant: &Tenant, kind: &str, tool: &str, data: Value) -> Result<Outcome, RpcError> {
     let ctx = call.api_ctx(tenant, tool);
-    match jobs::start_tool(&ctx, tool, input).await {
+    match jobs::start_extension(&ctx, kind, tool, data).await {
         Ok(job) => {
             inbox_support::telemetry::note(|line| line.task = Some(job.id.as_str().to_owned()));
             Ok(Outcome::Task(Value::Object(envelope(&job))))
@@ -77,7 +81,7 @@ pub async fn start(call: &Call<'_>, tenant: &Tenant, tool: &str, input: Value) -
 
 wire_enum! {
     /// A task's status, as the tasks extension names them (`input_required`
-    /// never: these tasks ask for nothing).
+    /// only for an extension job: the product's jobs ask for nothing).
     pub enum TaskStatus {
         Working = "working",
         InputRequired = "input_required",
@@ -124,11 +128,11 @@ fn envelope(job: &Job) -> Map<String, Value> {
 pub fn detailed(job: &Job) -> Value {
     let mut task = envelope(job);
     match task_status(job).0 {
-        TaskStatus::Completed if job.kind == JobKind::ToolCall => {
+        TaskStatus::Completed if job.kind == JobKind::Extension => {
             task.insert("result".into(), tool_outcome(job));
         }
         TaskStatus::InputRequired => {
-            let awaiting = job.tool.as_ref().map(|t| t.awaiting.clone()).unwrap_or_default();
+            let awaiting = job.extension.as_ref().map(|x| x.awaiting.clone()).unwrap_or_default();
             task.insert("inputRequests".into(), Value::Object(awaiting));
         }
         TaskStatus::Completed => {
@@ -155,7 +159,7 @@ pub fn detailed(job: &Job) -> Value {
     Value::Object(task)
 }
 
-/// A finished tool job's `CallToolResult`: the one its tool answered, or a
+/// A finished extension job's `CallToolResult`: the one its tool answered, or a
 /// tool error saying why the job could not be done; with `resultType`.
 fn tool_outcome(job: &Job) -> Value {
     let mut result = match (&job.result, job.status) {
@@ -289,17 +293,17 @@ async fn cancel(call: &Call<'_>, ctx: &Ctx<'_>, task_id: &str) -> Result<(), Rpc
             None => Err(RpcError::internal("The job could not be read")),
         },
         // Running or finished (a runner may have taken it a moment ago): a
-        // finished job is acknowledged as it is, a tool job stops at any
-        // point, and a running product job keeps running.
+        // finished job is acknowledged as it is, an extension job stops at
+        // any point, and a running product job keeps running.
         Err(ApiError::Conflict { .. }) => {
             let job = read(ctx, task_id).await?;
             if matches!(job.status, JobStatus::Succeeded | JobStatus::Failed | JobStatus::Cancelled) {
                 return Ok(());
             }
-            if job.kind != JobKind::ToolCall {
+            if job.kind != JobKind::Extension {
                 return Err(not_cancellable(&job));
             }
-            match jobs::stop_tool(ctx, task_id).await {
+            match jobs::stop_extension(ctx, task_id).await {
                 Ok(_) => Ok(()),
                 Err(ApiError::Unavailable) => Err(unavailable()),
                 Err(ApiError::Forbidden { message }) => {
@@ -353,7 +357,7 @@ mod tests {
             created_at: "2026-12-04T10:00:00.000Z".into(),
             updated_at: "2026-12-04T10:00:01.000Z".into(),
             lease_until: None,
-            tool: None,
+            extension: None,
         }
     }
 

@@ -162,8 +162,9 @@ impl Store {
         Ok(TransactWriteItem::builder().update(email).build())
     }
 
-    /// Writes a new job (a tool job: the REST operations write theirs with
-    /// the change they are about); `Conflict` if the id is taken.
+    /// Writes a new job (an extension job, `JobKind::Extension`: the REST
+    /// operations write theirs with the change they are about); `Conflict`
+    /// if the id is taken.
     pub async fn insert_job(&self, t: &Tenant, job: &Job) -> Result<(), StoreError> {
         self.client()
             .put_item()

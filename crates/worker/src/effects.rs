@@ -32,8 +32,8 @@ pub async fn apply(runner: &Runner, t: &Tenant, job: &Job) -> Result<Value, Effe
         JobKind::EmailProcess | JobKind::EmailReprocess => process_email(runner, t, job).await,
         JobKind::WebhookTest => test_webhook(runner, t, &job.subject_id).await,
         JobKind::DeliveryResend => resend(runner, t, &job.subject_id).await,
-        // `super::run` gives these to the deployment's `ToolJobs`.
-        JobKind::ToolCall => Err(EffectError::Permanent("a tool job has no effect of its own".into())),
+        // `super::run` gives these to the `ExtensionJobs` registered for their kind.
+        JobKind::Extension => Err(EffectError::Permanent("an extension job has no effect of its own".into())),
     }
 }
 

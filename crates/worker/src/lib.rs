@@ -16,14 +16,17 @@
 //! Webhook deliveries are at-least-once: a runner that dies after sending
 //! but before recording may send again; receivers deduplicate by event id.
 //!
-//! Tool jobs (`JobKind::ToolCall`: the long tools of a deployment's MCP
-//! catalogue) are run by the `ToolJobs` the runner is given (none in the
-//! product). A run ends like any job's, or asks the client for input
-//! (`Step::Input`: the job waits, `running` without a lease, until the
-//! answers put it back in the queue), or stops because a cancellation was
-//! asked for while it ran (`Step::Cancelled`, seen through
-//! `cancel_requested`). The effect can also fail outright as the platform's
-//! fault (`EffectError::Platform`), without retries.
+//! Extension jobs (`JobKind::Extension`: a kind the product does not
+//! define, named by the job's `JobExtension::kind`) are run by the
+//! `ExtensionJobs` registered for that kind in the runner's `Extensions`
+//! (none in the product: such a job fails as an operation that cannot be
+//! done). The worker knows nothing of what they do; a run ends like any
+//! job's, or asks the client for input (`Step::Input`: the job waits,
+//! `running` without a lease, until the answers put it back in the queue),
+//! or stops because a cancellation was asked for while it ran
+//! (`Step::Cancelled`, seen through `cancel_requested`). Its effect can also
+//! fail outright as the platform's fault (`EffectError::Platform`), without
+//! retries.
 //!
 //! A job of an archived workspace is ended, not run (`failed`, the operation
 //! cannot be done), once the runner sees the archive: it reads the
@@ -57,17 +60,18 @@ pub struct Runner {
     pub outbound: Outbound,
     /// How long a lease protects a running job (`JOB_LEASE_SECS`).
     pub lease_secs: u64,
-    /// What runs tool jobs, where the MCP catalogue has long tools (none in
-    /// the product: a tool job there fails as an operation that cannot be done).
-    pub tools: Option<Arc<dyn ToolJobs>>,
+    /// What runs extension jobs, by kind (none in the product: an extension
+    /// job there fails as an operation that cannot be done).
+    pub extensions: Extensions,
     /// Each workspace's write shards, as last read (`SHARDS_CACHE_SECS`).
     pub shards: ShardsCache,
 }
 
-/// What one run of a tool job came to.
+/// What one run of an extension job came to.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {
-    /// Finished: the tool's result (a `CallToolResult`, `isError` and all).
+    /// Finished: its result (for a job a tool started, that tool's
+    /// `CallToolResult`, `isError` and all).
     Done(Value),
     /// It needs the client's input first: the input requests, by key.
     Input(Map<String, Value>),
@@ -75,10 +79,10 @@ pub enum Step {
     Cancelled,
 }
 
-/// Runs the tool jobs of a deployment whose MCP catalogue has long tools.
-pub trait ToolJobs: Send + Sync {
-    /// One run of `job` (its tool is `job.subject_id`; its arguments and the
-    /// answers so far are in `job.tool`).
+/// Runs the jobs of one extension kind.
+pub trait ExtensionJobs: Send + Sync {
+    /// One run of `job` (its subject, data and the answers so far are in
+    /// `job.subject_id` and `job.extension`).
     fn run<'a>(
         &'a self,
         runner: &'a Runner,
@@ -87,11 +91,31 @@ pub trait ToolJobs: Send + Sync {
     ) -> BoxFuture<'a, Result<Step, EffectError>>;
 }
 
-/// Whether a cancellation was asked for while tool job `id` ran (or the job
-/// is gone): a long tool looks between its steps and stops.
+/// The extension kinds a deployment runs, each with what runs its jobs.
+/// Registered by the composition root for a binary that serves another MCP
+/// catalogue; empty in the product.
+#[derive(Clone, Default)]
+pub struct Extensions(Vec<(&'static str, Arc<dyn ExtensionJobs>)>);
+
+impl Extensions {
+    /// These, and `jobs` running the jobs of `kind`.
+    #[must_use]
+    pub fn with(mut self, kind: &'static str, jobs: Arc<dyn ExtensionJobs>) -> Self {
+        self.0.push((kind, jobs));
+        self
+    }
+
+    /// The kind registered under `kind`, and what runs it.
+    fn find(&self, kind: &str) -> Option<(&'static str, &dyn ExtensionJobs)> {
+        self.0.iter().find(|(name, _)| *name == kind).map(|(name, jobs)| (*name, jobs.as_ref()))
+    }
+}
+
+/// Whether a cancellation was asked for while extension job `id` ran (or
+/// the job is gone): a long job looks between its steps and stops.
 pub async fn cancel_requested(runner: &Runner, tenant: &Tenant, id: &str) -> bool {
     match runner.store.get_job(tenant, id).await {
-        Ok(Some(job)) => job.status == JobStatus::Cancelled || job.tool.is_some_and(|t| t.cancel_requested),
+        Ok(Some(job)) => job.status == JobStatus::Cancelled || job.extension.is_some_and(|x| x.cancel_requested),
         Ok(None) => true,
         // Storage trouble is not a cancellation: look again next time.
         Err(_) => false,
@@ -151,7 +175,7 @@ pub enum Ran {
     /// write that timed out here but was applied. Nothing was done; deliver
     /// it again later (the lease lapses, then it runs).
     Busy,
-    /// A tool job that now waits for the client's input.
+    /// An extension job that now waits for the client's input.
     AwaitingInput,
 }
 
@@ -204,7 +228,7 @@ pub async fn run(runner: &Runner, tenant: &Tenant, id: &str) -> Result<Ran, Stor
     };
     let ran = finish(runner, tenant, &mut job, outcome).await?;
     if let Ran::Finished(_) = ran {
-        job_metrics(tenant, &job, started.elapsed());
+        job_metrics(runner, tenant, &job, started.elapsed());
     }
     Ok(ran)
 }
@@ -214,9 +238,9 @@ async fn run_effect(runner: &Runner, tenant: &Tenant, job: &mut Job) -> Result<S
     let mut backoff = Duration::from_millis(200);
     loop {
         let step = match job.kind {
-            JobKind::ToolCall => match &runner.tools {
-                Some(tools) => tools.run(runner, tenant, job).await,
-                None => Err(EffectError::Permanent("this deployment runs no tool jobs".into())),
+            JobKind::Extension => match job.extension.as_ref().and_then(|x| runner.extensions.find(&x.kind)) {
+                Some((_, jobs)) => jobs.run(runner, tenant, job).await,
+                None => Err(EffectError::Permanent("this deployment runs no jobs of this kind".into())),
             },
             _ => effects::apply(runner, tenant, job).await.map(Step::Done),
         };
@@ -243,16 +267,19 @@ async fn run_effect(runner: &Runner, tenant: &Tenant, job: &mut Job) -> Result<S
 }
 
 /// One EMF line per finished job: `Jobs`, `JobAttempts` and `JobDuration`,
-/// by kind and outcome (`succeeded`, `failed_operation`, `failed_platform`;
-/// `cancelled` for a tool job that stopped when asked).
-fn job_metrics(tenant: &Tenant, job: &Job, elapsed: Duration) {
+/// by kind (an extension job's own kind, when the runner has it registered:
+/// a name from code, never from a client) and outcome (`succeeded`,
+/// `failed_operation`, `failed_platform`; `cancelled` for an extension job
+/// that stopped when asked).
+fn job_metrics(runner: &Runner, tenant: &Tenant, job: &Job, elapsed: Duration) {
     let outcome = match (job.status, job.error_kind) {
         (JobStatus::Succeeded, _) => JobStatus::Succeeded.as_str(),
         (JobStatus::Cancelled, _) => JobStatus::Cancelled.as_str(),
         (_, Some(JobErrorKind::Operation)) => "failed_operation",
         _ => "failed_platform",
     };
-    let kind = Value::from(job.kind.as_str());
+    let registered = job.extension.as_ref().and_then(|x| runner.extensions.find(&x.kind)).map(|(kind, _)| kind);
+    let kind = Value::from(registered.unwrap_or(job.kind.as_str()));
     inbox_support::telemetry::Emf {
         dimensions: &[&["JobKind", "Outcome"]],
         metrics: &[
@@ -286,8 +313,8 @@ async fn finish(
         }
         Ok(Step::Input(requests)) => {
             // Waits: running, without a lease, until the answers queue it again.
-            if let Some(run) = job.tool.as_mut() {
-                run.awaiting = requests;
+            if let Some(extension) = job.extension.as_mut() {
+                extension.awaiting = requests;
             }
             job.lease_until = None;
             job.updated_at = now_string();
@@ -316,9 +343,9 @@ pub async fn poll(runner: Arc<Runner>, every: Duration, hold: Duration) {
     poll_jobs(runner, every, hold, false).await;
 }
 
-/// `poll`, each job on a task of its own: a long tool job (the conformance
-/// fixture server's run for a minute, or wait for input) does not hold up
-/// the jobs queued after it. A job is still run once (`lease_job`).
+/// `poll`, each job on a task of its own: a long job (an extension job may
+/// run for a minute, or wait for input) does not hold up the jobs queued
+/// after it. A job is still run once (`lease_job`).
 pub async fn poll_concurrently(runner: Arc<Runner>, every: Duration, hold: Duration) {
     poll_jobs(runner, every, hold, true).await;
 }

@@ -131,14 +131,6 @@ pub struct Harness {
     serving: fn() -> Serving,
 }
 
-/// The conformance fixture catalogue and its tool jobs.
-fn fixture_serving() -> Serving {
-    Serving {
-        catalogue: Some(Arc::new(inbox_conformance::Fixtures::new())),
-        tool_jobs: Some(Arc::new(inbox_conformance::jobs::FixtureJobs)),
-    }
-}
-
 impl Harness {
     pub fn new() -> Self {
         Self::with_config(|_| {})
@@ -157,9 +149,10 @@ impl Harness {
     }
 
     /// A harness whose server serves the conformance fixture catalogue
-    /// (`inbox::conformance`) through the same pipeline, and runs its tool jobs.
+    /// through the same pipeline, and runs its tool jobs (the extension job
+    /// kind it registers): `inbox_conformance::serving`.
     pub fn fixtures() -> Self {
-        Self { serving: fixture_serving, ..Self::new() }
+        Self { serving: inbox_conformance::serving, ..Self::new() }
     }
 
     /// A harness on an empty table: no organization, workspace or person.
