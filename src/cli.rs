@@ -39,7 +39,7 @@ use serde_json::{Map, Value};
 
 use crate::api::audit::Origin;
 use crate::api::error::ApiError;
-use crate::api::{self, Input, Op, Route, Services, org};
+use crate::api::{self, Input, Op, Param, Route, Services, org};
 use crate::auth::Principal;
 use crate::domain::records::Surface;
 use crate::domain::{OrgId, Scope, Scopes, Tenant};
@@ -410,7 +410,14 @@ async fn call(store: &Store, org: &OrgId, subject: &str, parsed: &Parsed<'_>) ->
     let via = format!("admin {}", command.words.join(" "));
     let origin = Origin { request_id: &request_id, surface: Surface::Cli, client: None, via: Some(&via) };
     let ctx = services.ctx(&principal, &tenant, origin);
-    let route = Route::new(command.op, value("workspace"), value("subject"));
+    // The path flags: `--workspace` is the `{id}`, `--subject` the `{sub}`
+    // (a command has each flag exactly where its operation has the parameter).
+    let mut route = Route::new(command.op);
+    for (param, flag) in [(Param::Id, "workspace"), (Param::Sub, "subject")] {
+        if let Some(slot) = route.param_mut(param) {
+            *slot = value(flag);
+        }
+    }
     let mut args = Map::new();
     for name in command.flags.iter().chain(command.optional) {
         if let (false, Some(v)) = (["workspace", "subject"].contains(name), parsed.values.get(*name)) {
@@ -500,8 +507,9 @@ mod tests {
     fn every_command_calls_an_organization_operation_with_its_path_flags() {
         for c in COMMANDS {
             assert!(matches!(c.op.needs, crate::api::Needs::Org(_)), "{}", c.words.join(" "));
-            assert_eq!(c.op.template.contains("{id}"), c.flags.contains(&"workspace"), "{}", c.words.join(" "));
-            assert_eq!(c.op.template.contains("{sub}"), c.flags.contains(&"subject"), "{}", c.words.join(" "));
+            assert_eq!(c.op.template.declares(Param::Id), c.flags.contains(&"workspace"), "{}", c.words.join(" "));
+            assert_eq!(c.op.template.declares(Param::Sub), c.flags.contains(&"subject"), "{}", c.words.join(" "));
+            assert!(!c.op.template.declares(Param::Sender), "{}", c.words.join(" "));
         }
     }
 }
