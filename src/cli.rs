@@ -50,7 +50,7 @@ use serde_json::{Map, Value};
 
 use crate::api::audit::Origin;
 use crate::api::error::ApiError;
-use crate::api::{self, Input, Op, Route, Services, org};
+use crate::api::{self, Input, Op, Param, Route, Services, org};
 use crate::auth::Principal;
 use crate::domain::records::Surface;
 use crate::domain::{OrgId, Scope, Scopes, Tenant};
@@ -710,7 +710,14 @@ async fn invoke(store: &Store, subject: &str, call: &Call<'_>) -> Result<Value, 
     let via = format!("admin {}", call.words);
     let origin = Origin { request_id: &request_id, surface: Surface::Cli, client: None, via: Some(&via) };
     let ctx = services.ctx(&principal, &tenant, origin);
-    let route = Route::new(call.op, call.workspace.to_owned(), call.subject.to_owned());
+    // The path flags: `--workspace` is the `{id}`, `--subject` the `{sub}`
+    // (a command has each flag exactly where its operation has the parameter).
+    let mut route = Route::new(call.op);
+    for (param, value) in [(Param::Id, call.workspace), (Param::Sub, call.subject)] {
+        if let Some(slot) = route.param_mut(param) {
+            value.clone_into(slot);
+        }
+    }
     let response = api::invoke(&ctx, &Input::tool(&route, &call.args)).await?;
     Ok(response.body)
 }
@@ -839,8 +846,9 @@ mod tests {
             let call = parsed.call();
             assert_eq!(call.words, format!("{group} {leaf}"), "{line}");
             assert!(matches!(call.op.needs, crate::api::Needs::Org(_)), "{line}");
-            assert_eq!(call.op.template.contains("{id}"), !call.workspace.is_empty(), "{line}");
-            assert_eq!(call.op.template.contains("{sub}"), !call.subject.is_empty(), "{line}");
+            assert_eq!(call.op.template.declares(Param::Id), !call.workspace.is_empty(), "{line}");
+            assert_eq!(call.op.template.declares(Param::Sub), !call.subject.is_empty(), "{line}");
+            assert!(!call.op.template.declares(Param::Sender), "{line}");
             assert_eq!(flags.contains(&"dry-run".to_owned()), call.op != &org::WORKSPACE_SHARDS, "{line}");
             let args: Vec<&String> = call.args.keys().collect();
             let expected: Vec<&String> = flags

@@ -197,7 +197,7 @@ async fn route(edge: &Edge, req: Request, request_id: &str) -> (Response<Body>, 
             let path = &rest["/api/v1".len()..];
             // Parsed once: the handler runs it, the metric line names it.
             let route = crate::api::Route::parse(parts.method.as_str(), path).ok();
-            let operation = route.as_ref().map_or("no_route", |r| r.op.name());
+            let operation = route.as_ref().map_or("no_route", |r| r.op().name());
             let request = RestRequest {
                 method: parts.method.as_str(),
                 path,

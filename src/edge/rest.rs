@@ -69,7 +69,7 @@ async fn admitted(edge: &Edge, req: &RestRequest<'_>) -> RestReply {
         Ok(principal) => principal,
         Err(refused) => return not_admitted(refused),
     };
-    let pipeline = match req.route.as_ref().map(|route| route.op.needs) {
+    let pipeline = match req.route.as_ref().map(|route| route.op().needs) {
         Some(Needs::Scope(scope @ Scope::EmailsIngest)) if principal.has(scope) => {
             let header = req.headers.get(tenancy::HEADER).and_then(|v| v.to_str().ok());
             // Boxed, as it always reads the table: its future would
@@ -161,7 +161,7 @@ async fn authenticated(
         ));
     }
     let header = req.headers.get(tenancy::HEADER).and_then(|v| v.to_str().ok());
-    let tenant = match route.op.needs {
+    let tenant = match route.op().needs {
         // The scope of a route that is not a workspace's is checked before
         // its tenant is looked up, so a token without it gets the step-up
         // challenge, not a tenancy error.
@@ -198,8 +198,8 @@ async fn authenticated(
     let origin = Origin { request_id: req.request_id, surface: Surface::Rest, client: None, via: None };
     let ctx = edge.api.ctx(principal, &tenant, origin);
     // Authorized before anything runs or is replayed.
-    let permit = authorize(&ctx, route.op)?;
-    match key.filter(|_| route.op.is_write()) {
+    let permit = authorize(&ctx, route.op())?;
+    match key.filter(|_| route.op().is_write()) {
         Some(key) => {
             let api_request = ApiRequest { method: req.method, path: req.path, query: req.query, body: req.body };
             // Boxed: its table calls would size every request's future.

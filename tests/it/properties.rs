@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 use common::{Harness, send};
 use inbox::api::page::page_request;
-use inbox::api::{Route, emails, inboxes, senders};
+use inbox::api::{Param, Route, emails, inboxes, senders};
 use inbox::domain::boleto::{mod11_bank, parse};
 use inbox::domain::clock::{format, parse_instant};
 use inbox::domain::{OrgId, Role, Tenant, WorkspaceId};
@@ -116,11 +116,12 @@ proptest! {
     fn an_encoded_path_argument_never_reaches_another_route(id in "\\PC{1,24}", sender in "\\PC{1,24}") {
         let enc = |s: &str| utf8_percent_encode(s, NON_ALPHANUMERIC).to_string();
         let route = Route::parse("GET", &format!("/inboxes/{}", enc(&id))).unwrap();
-        prop_assert_eq!(route, Route::new(&inboxes::GET, id.clone(), ""));
+        prop_assert_eq!(route, Route::new(&inboxes::GET).with(Param::Id, id.clone()).unwrap());
         let route = Route::parse("DELETE", &format!("/inboxes/{}/senders/{}", enc(&id), enc(&sender))).unwrap();
-        prop_assert_eq!(route, Route::new(&senders::REMOVE, id.clone(), sender));
+        let remove = Route::new(&senders::REMOVE).with(Param::Id, id.clone()).unwrap();
+        prop_assert_eq!(route, remove.with(Param::Sender, sender).unwrap());
         let route = Route::parse("POST", &format!("/emails/{}/reprocess", enc(&id))).unwrap();
-        prop_assert_eq!(route, Route::new(&emails::REPROCESS, id, ""));
+        prop_assert_eq!(route, Route::new(&emails::REPROCESS).with(Param::Id, id).unwrap());
     }
 
     /// Any RFC 3339 time or date a client sends as a filter bound or a

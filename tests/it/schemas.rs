@@ -125,7 +125,7 @@ async fn the_openapi_document_is_served_without_a_token_and_lists_every_route_on
     }
     listed.sort();
     let mut routes: Vec<(String, String)> =
-        operations().map(|op| (op.method.as_str().to_owned(), op.template.to_owned())).collect();
+        operations().map(|op| (op.method.as_str().to_owned(), op.template.as_str().to_owned())).collect();
     routes.sort();
     assert_eq!(listed, routes, "every route of the table, and nothing else");
     assert_eq!(routes.len(), 43);

@@ -19,9 +19,10 @@
 //!   none; a declined MCP confirmation never reaches the operation.
 //!
 //! The record never holds the arguments (an e-mail's body, a secret): only
-//! `arguments_digest`, the SHA-256 of `[operation, id, sender, body]` as
-//! compact JSON with the body's object keys sorted (an absent body is `{}`),
-//! the same for a REST call and the tool call with the same arguments.
+//! `arguments_digest`, the SHA-256 of `[operation, id, other, body]` (`other`
+//! the path's `{sender}` or `{sub}`) as compact JSON with the body's object
+//! keys sorted (an absent body is `{}`), the same for a REST call and the
+//! tool call with the same arguments.
 
 use http::StatusCode;
 use std::sync::OnceLock;
@@ -35,7 +36,7 @@ use super::input::invalid_parameter;
 use super::operation::{Operation, Tool, Verb, operation};
 use super::page::page_request;
 use super::schemas::{Record, Shape, caller_string, described, id, string};
-use super::{ApiResponse, Ctx, Input, Needs, Op};
+use super::{ApiResponse, Ctx, Input, Needs, Op, Param};
 use inbox_domain::clock::{format, parse_instant};
 use inbox_domain::ids::{Kind, is_id};
 use inbox_domain::records::{AuditRecord, ClientInfo, Surface};
@@ -84,11 +85,16 @@ fn is_record_id(s: &str) -> bool {
     TARGETS.iter().any(|kind| is_id(*kind, s))
 }
 
-/// `sha256:` and the hex SHA-256 of `[operation, id, sender, body]`.
+/// `sha256:` and the hex SHA-256 of `[operation, id, other, body]`: `id`
+/// the path's `{id}` and `other` its other parameter (`{sender}` or
+/// `{sub}`), each `""` when the path has none. Digests are stored in the
+/// audit records, so this material keeps the shape the stored ones were
+/// made with: the same call digests the same, before and after.
 fn arguments_digest(input: &Input<'_>) -> String {
     let route = input.route;
+    let other = route.params().find(|(param, _)| *param != Param::Id).map_or("", |(_, value)| value);
     // `serde_json::Map` keeps keys sorted (no `preserve_order`): canonical.
-    let material = json!([route.op.name(), route.id, route.sender, input.body_value()]).to_string();
+    let material = json!([route.op().name(), route.id(), other, input.body_value()]).to_string();
     let hex = inbox_domain::hex(digest(&SHA256, material.as_bytes()).as_ref());
     format!("sha256:{hex}")
 }
@@ -145,7 +151,7 @@ impl Ctx<'_> {
         changed: bool,
     ) -> AuditRecord {
         let at = inbox_support::sys::now_string();
-        let op = change.input.route.op;
+        let op = change.input.route.op();
         let action = match (self.origin.surface, self.origin.via) {
             (Surface::Mcp | Surface::Cli, Some(via)) => via.to_owned(),
             _ => format!("{} {}", op.method.as_str(), op.template),
@@ -193,7 +199,7 @@ impl Ctx<'_> {
 /// (refused by the operation, or nothing to do), written alone. A record that
 /// cannot be written is logged; the caller's answer stands.
 pub(crate) async fn finish(ctx: &Ctx<'_>, change: &Change<'_>, outcome: &Result<ApiResponse, ApiError>) {
-    let op = change.input.route.op;
+    let op = change.input.route.op();
     if change.committed.load(Ordering::Relaxed) || !ctx.may_attempt(op) {
         return;
     }
@@ -316,11 +322,12 @@ async fn get(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::Route;
     use super::*;
 
     #[test]
     fn the_digest_ignores_key_order_and_an_absent_body_and_is_the_same_from_a_tool() {
-        let route = super::super::Route::new(&super::super::inboxes::UPSERT, "", "");
+        let route = Route::new(&super::super::inboxes::UPSERT);
         let digest = |body: &[u8]| arguments_digest(&Input::rest(&route, None, body));
         let a = digest(br#"{"slug":"bills","name":"Bills"}"#);
         assert_eq!(a, digest(br#"{ "name": "Bills", "slug": "bills" }"#));
@@ -328,8 +335,8 @@ mod tests {
         assert_ne!(a, digest(br#"{"slug":"bills","name":"Bill"}"#));
         let args = json!({"name": "Bills", "slug": "bills"}).as_object().cloned().unwrap();
         assert_eq!(a, arguments_digest(&Input::tool(&route, &args)));
-        let rotate = super::super::Route::new(&super::super::webhooks::ROTATE_SECRET, "whk_1", "");
-        let other = super::super::Route::new(&super::super::webhooks::ROTATE_SECRET, "whk_2", "");
+        let rotate = Route::new(&super::super::webhooks::ROTATE_SECRET).with(Param::Id, "whk_1").unwrap();
+        let other = Route::new(&super::super::webhooks::ROTATE_SECRET).with(Param::Id, "whk_2").unwrap();
         let empty = serde_json::Map::new();
         assert_eq!(arguments_digest(&Input::bare(&rotate)), arguments_digest(&Input::rest(&rotate, None, b"{}")));
         assert_eq!(arguments_digest(&Input::bare(&rotate)), arguments_digest(&Input::tool(&rotate, &empty)));

@@ -2,8 +2,8 @@
 //!
 //! Each operation is one declaration (`operation::Operation`) in the module
 //! of the records it is about, with its handler; `operations()` lists them
-//! all, and the route table, the OpenAPI document and the MCP catalogue are
-//! read from them. A call is `authorize` (the declaration's requirement,
+//! all, and the route table (`route`), the OpenAPI document and the MCP
+//! catalogue are read from them. A call is `authorize` (the declaration's requirement,
 //! once, for every caller) then `dispatch` (the handler), or `call` for both
 //! at once from a path. The REST edge and the MCP tools both come here, so
 //! filters, validation, soft delete, upserts and tenant isolation exist once.
@@ -22,6 +22,7 @@ pub mod openapi;
 pub mod operation;
 pub mod org;
 pub mod page;
+pub mod route;
 pub mod schemas;
 pub mod senders;
 pub mod tenancy;
@@ -30,7 +31,6 @@ pub mod webhooks;
 pub mod workspace;
 
 use http::StatusCode;
-use percent_encoding::percent_decode_str;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -39,6 +39,7 @@ use error::ApiError;
 use inbox_domain::records::Job;
 use inbox_domain::{Permission, Scope};
 pub use operation::{Input, Op, Operation, Verb};
+pub use route::{Param, Route, Template};
 
 /// One call of the API with a path, from either edge.
 #[derive(Debug, Clone)]
@@ -120,81 +121,6 @@ pub fn operations() -> impl Iterator<Item = Op> {
     OPERATIONS.iter().flat_map(|module| module.iter().copied())
 }
 
-/// An operation with its path parameters: what the API runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Route {
-    pub op: Op,
-    /// `{id}` of the path (`""` when the route has none).
-    pub id: String,
-    /// The path's other parameter, `{sender}` or `{sub}` (`""` when the
-    /// route has none).
-    pub sender: String,
-}
-
-/// The names of a path template's parameters, in order (`id`, `sender`, `sub`).
-pub fn path_parameters(template: &str) -> impl Iterator<Item = &str> {
-    template.split('/').filter_map(|part| part.strip_prefix('{')?.strip_suffix('}'))
-}
-
-impl Route {
-    pub fn new(op: Op, id: impl Into<String>, sender: impl Into<String>) -> Route {
-        Route { op, id: id.into(), sender: sender.into() }
-    }
-
-    /// Where the path parameter `name` of this route's template is kept:
-    /// `{id}` in `id`, the other one (`{sender}`, `{sub}`) in `sender`; none
-    /// when the template names no such parameter.
-    pub fn parameter_mut(&mut self, name: &str) -> Option<&mut String> {
-        if !path_parameters(self.op.template).any(|p| p == name) {
-            return None;
-        }
-        Some(if name == "id" { &mut self.id } else { &mut self.sender })
-    }
-
-    /// Matches a method and a percent-encoded path against the route table.
-    /// Each segment is decoded on its own, so an encoded `/` stays inside one
-    /// path parameter (and then fails that parameter's validation) instead of
-    /// reaching another route.
-    pub fn parse(method: &str, path: &str) -> Result<Route, ApiError> {
-        let segments: Vec<String> = path
-            .trim_start_matches('/')
-            .split('/')
-            .map(|s| percent_decode_str(s).decode_utf8_lossy().into_owned())
-            .collect();
-        let mut allowed: Vec<&'static str> = Vec::new();
-        for op in operations() {
-            let Some((id, sender)) = matches(op.template, &segments) else { continue };
-            if op.method.as_str() == method {
-                return Ok(Route { op, id, sender });
-            }
-            allowed.push(op.method.as_str());
-        }
-        if allowed.is_empty() {
-            return Err(ApiError::NoRoute);
-        }
-        Err(ApiError::MethodNotAllowed { allow: allowed.join(", ") })
-    }
-}
-
-/// The path parameters if `segments` fit `template`.
-fn matches(template: &str, segments: &[String]) -> Option<(String, String)> {
-    let parts: Vec<&str> = template.trim_start_matches('/').split('/').collect();
-    if parts.len() != segments.len() {
-        return None;
-    }
-    let (mut id, mut sender) = (String::new(), String::new());
-    for (part, segment) in parts.iter().zip(segments) {
-        match path_parameters(part).next() {
-            Some("id") => id.clone_from(segment),
-            // The second parameter: an allowed sender, or a token subject.
-            Some(_) => sender.clone_from(segment),
-            None if *part == segment => {}
-            None => return None,
-        }
-    }
-    Some((id, sender))
-}
-
 /// Checks that the caller has `scope` (403 `insufficient_scope`) and that the
 /// role allows `permission` (403 `forbidden`).
 pub fn check(ctx: &Ctx<'_>, scope: Scope, permission: Permission) -> Result<(), ApiError> {
@@ -273,13 +199,14 @@ pub fn authorize(ctx: &Ctx<'_>, op: Op) -> Result<Permit, ApiError> {
 /// declaration's `Permit`, a replay is authorized exactly as the call would
 /// be, so a key never lends the authority of the token that first used it.
 pub async fn authorize_replay(ctx: &Ctx<'_>, route: &Route) -> Result<(), ApiError> {
-    match (route.op.needs, route.op.replay_check) {
+    let op = route.op();
+    match (op.needs, op.replay_check) {
         (Needs::Role(..) | Needs::Scope(_) | Needs::Org(_), _) => Ok(()),
-        (Needs::Handler { .. } | Needs::Job { .. }, Some(check)) => check(ctx, &route.id).await,
+        (Needs::Handler { .. } | Needs::Job { .. }, Some(check)) => check(ctx, route.id()).await,
         // A write authorized by its handler without a replay check: never
         // replay it unchecked.
         (Needs::Handler { .. } | Needs::Job { .. }, None) => {
-            tracing::error!(op = route.op.name, "no replay check for an operation its handler authorizes");
+            tracing::error!(op = op.name, "no replay check for an operation its handler authorizes");
             Err(ApiError::Unavailable)
         }
     }
@@ -294,13 +221,13 @@ pub async fn call(ctx: &Ctx<'_>, req: &ApiRequest<'_>) -> Result<ApiResponse, Ap
 /// Authorize, run: a whole call of a known operation, for a caller inside
 /// the server (MCP resources, prompts, completions and tasks).
 pub async fn invoke(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
-    let permit = authorize(ctx, input.route.op)?;
+    let permit = authorize(ctx, input.route.op())?;
     dispatch(ctx, permit, input).await
 }
 
 /// Runs one authorized operation for a verified caller in a resolved workspace.
 pub async fn dispatch(ctx: &Ctx<'_>, permit: Permit, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
-    let op = input.route.op;
+    let op = input.route.op();
     if permit.op != op {
         tracing::error!(permitted = permit.op.name, route = op.name, "a permit for another operation");
         return Err(ApiError::Unavailable);
@@ -329,7 +256,7 @@ pub async fn dispatch(ctx: &Ctx<'_>, permit: Permit, input: &Input<'_>) -> Resul
 }
 
 async fn run<'a>(ctx: &'a Ctx<'a>, input: &'a Input<'a>) -> Result<ApiResponse, ApiError> {
-    let op = input.route.op;
+    let op = input.route.op();
     if !op.takes_body() {
         input.no_body()?;
     }
@@ -354,45 +281,4 @@ pub(crate) async fn fetch<T>(
         return Err(ApiError::NotFound { what });
     }
     read().await?.ok_or(ApiError::NotFound { what })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_declared_path_parses_back_to_its_operation_and_names_are_unique() {
-        let mut names = std::collections::HashSet::new();
-        for op in operations() {
-            assert!(names.insert(op.name), "{} declared twice", op.name);
-            let path = op.template.replace("{id}", "p1").replace("{sender}", "p2").replace("{sub}", "p2");
-            let route = Route::parse(op.method.as_str(), &path).unwrap();
-            assert_eq!(route.op, op, "{} {}", op.method.as_str(), op.template);
-            let (id, sender) = (
-                if op.template.contains("{id}") { "p1" } else { "" },
-                if op.template.contains("{sender}") || op.template.contains("{sub}") { "p2" } else { "" },
-            );
-            assert_eq!((route.id.as_str(), route.sender.as_str()), (id, sender));
-            assert_eq!(op.template.contains("{id}"), !op.id_of.is_empty(), "{} names its id", op.name);
-            // A route keeps `{id}` and one other parameter (`Route::sender`).
-            let others = path_parameters(op.template).filter(|p| *p != "id").count();
-            assert!(others <= 1 && path_parameters(op.template).all(|p| ["id", "sender", "sub"].contains(&p)));
-            assert_eq!(
-                op.enqueues,
-                op.answers.iter().any(|(status, _)| *status == StatusCode::ACCEPTED),
-                "{}",
-                op.name
-            );
-            assert!(!op.answers.is_empty(), "{} has answers", op.name);
-        }
-        assert_eq!(names.len(), 43);
-    }
-
-    #[test]
-    fn an_encoded_slash_stays_inside_its_parameter() {
-        let route = Route::parse("GET", "/inboxes/a%2Fsenders").unwrap();
-        assert_eq!((route.op, route.id.as_str()), (&inboxes::GET, "a/senders"));
-        assert!(matches!(Route::parse("PUT", "/emails"), Err(ApiError::MethodNotAllowed { allow }) if allow == "GET"));
-        assert!(matches!(Route::parse("GET", "/nope"), Err(ApiError::NoRoute)));
-    }
 }

@@ -27,7 +27,7 @@ pub fn document() -> &'static str {
 pub fn build() -> Value {
     let mut paths = Map::new();
     for op in operations() {
-        let item = paths.entry(op.template.to_owned()).or_insert_with(|| json!({}));
+        let item = paths.entry(op.template.as_str().to_owned()).or_insert_with(|| json!({}));
         put(item, &op.method.as_str().to_ascii_lowercase(), operation(op));
     }
     let components: Map<String, Value> =
@@ -103,7 +103,7 @@ fn operation(op: Op) -> Value {
         "operationId": op.name(),
         "summary": op.summary,
         "description": who,
-        "tags": [tag(op.template)],
+        "tags": [tag(op.template.as_str())],
         "parameters": parameters,
         "responses": responses,
         "security": security,
@@ -202,7 +202,7 @@ mod tests {
         }
         found.sort();
         let mut routes: Vec<(String, String)> =
-            operations().map(|op| (op.method.as_str().to_owned(), op.template.to_owned())).collect();
+            operations().map(|op| (op.method.as_str().to_owned(), op.template.as_str().to_owned())).collect();
         routes.sort();
         assert_eq!(found, routes);
     }

@@ -5,7 +5,7 @@
 //! list filters, the JSON body's schema), its success answers, whether it
 //! enqueues a job, the MCP tool that mirrors it (`Tool`, absent for
 //! operations no agent calls) and the handler itself. The route table
-//! (`super::Route::parse`), the OpenAPI document (`super::openapi`), the
+//! (`super::route`), the OpenAPI document (`super::openapi`), the
 //! schemas (`super::schemas`), the audit wiring (`super::audit`) and the MCP
 //! catalogue (`inbox_mcp::catalogue`) read the declarations, so adding an
 //! operation is one declaration and its handler, in one file, listed in that
@@ -28,8 +28,9 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use super::error::ApiError;
+use super::route::{Param, Route, Template};
 use super::schemas::Shape;
-use super::{ApiResponse, Ctx, Needs, Route, input};
+use super::{ApiResponse, Ctx, Needs, input};
 
 /// An operation: a reference to its declaration (they are `static`s, one per
 /// operation, so a reference is as cheap as an enum and compares by name).
@@ -86,8 +87,9 @@ pub struct Operation {
     /// One line for the OpenAPI document.
     pub summary: &'static str,
     pub method: Verb,
-    /// The path after `/api/v1`, with `{id}` and `{sender}` for its parameters.
-    pub template: &'static str,
+    /// The path after `/api/v1` (`/inboxes/{id}/senders/{sender}`), parsed
+    /// into its parameters where the operation is declared.
+    pub template: Template,
     pub needs: Needs,
     /// What the path's `{id}` names (`e-mail`), for its description.
     pub id_of: &'static str,
@@ -112,7 +114,9 @@ pub struct Operation {
 }
 
 /// The declaration's fields that every operation has; the rest (its
-/// `summary` first) are set with struct update syntax.
+/// `summary` first) are set with struct update syntax. Evaluated in the
+/// operations' statics, so a malformed `template` fails the build
+/// (`Template::new`).
 pub const fn operation(
     name: &'static str,
     method: Verb,
@@ -124,7 +128,7 @@ pub const fn operation(
         name,
         summary: "",
         method,
-        template,
+        template: Template::new(template),
         needs,
         id_of: "",
         list: None,
@@ -220,7 +224,7 @@ impl Tool {
 pub enum Args<'a> {
     /// As REST received them.
     Rest { query: Option<&'a str>, body: &'a [u8] },
-    /// An MCP tool's arguments without `id` and `sender`, already checked
+    /// An MCP tool's arguments without the path parameters, already checked
     /// against the tool's input schema: the query of a GET or DELETE, the
     /// body of the other methods.
     Tool(&'a Map<String, Value>),
@@ -249,18 +253,23 @@ impl<'a> Input<'a> {
 
     /// The path's `{id}`, as given (never parsed as a path).
     pub fn id(&self) -> &'a str {
-        &self.route.id
+        self.route.param(Param::Id)
     }
 
-    /// The path's `{sender}`, as given.
+    /// The path's `{sender}` (an allowed sender), as given.
     pub fn sender(&self) -> &'a str {
-        &self.route.sender
+        self.route.param(Param::Sender)
+    }
+
+    /// The path's `{sub}` (a token subject), as given.
+    pub fn sub(&self) -> &'a str {
+        self.route.param(Param::Sub)
     }
 
     /// A tool's arguments, when they are the query (GET and DELETE).
     fn tool_query(&self) -> Option<&'a Map<String, Value>> {
         match self.args {
-            Args::Tool(args) if self.route.op.method.args_are_query() => Some(args),
+            Args::Tool(args) if self.route.op().method.args_are_query() => Some(args),
             Args::Tool(_) | Args::Rest { .. } => None,
         }
     }
@@ -268,7 +277,7 @@ impl<'a> Input<'a> {
     /// A tool's arguments, when they are the body (the other methods).
     fn tool_body(&self) -> Option<&'a Map<String, Value>> {
         match self.args {
-            Args::Tool(args) if !self.route.op.method.args_are_query() => Some(args),
+            Args::Tool(args) if !self.route.op().method.args_are_query() => Some(args),
             Args::Tool(_) | Args::Rest { .. } => None,
         }
     }

@@ -143,7 +143,7 @@ pub static MEMBER_REMOVE: Operation = Operation {
     id_of: "workspace",
     answers: &[(StatusCode::OK, Shape::Revoked)],
     ..operation("member_remove", Verb::Delete, "/org/workspaces/{id}/members/{sub}", ORG, |ctx, input| {
-        Box::pin(member_remove(ctx, input.id(), input.sender()))
+        Box::pin(member_remove(ctx, input.id(), input.sub()))
     })
 };
 
@@ -163,7 +163,7 @@ pub static PIPELINE_REGISTER: Operation = Operation {
     answers: &[(StatusCode::CREATED, Shape::Data(Record::Grant)), (StatusCode::OK, Shape::Data(Record::Grant))],
     may_change_nothing: true,
     ..operation("pipeline_register", Verb::Put, "/org/workspaces/{id}/pipelines/{sub}", ORG, |ctx, input| {
-        Box::pin(pipeline_register(ctx, input.id(), input.sender()))
+        Box::pin(pipeline_register(ctx, input.id(), input.sub()))
     })
 };
 
@@ -172,7 +172,7 @@ pub static PIPELINE_UNREGISTER: Operation = Operation {
     id_of: "workspace",
     answers: &[(StatusCode::OK, Shape::Revoked)],
     ..operation("pipeline_unregister", Verb::Delete, "/org/workspaces/{id}/pipelines/{sub}", ORG, |ctx, input| {
-        Box::pin(pipeline_unregister(ctx, input.id(), input.sender()))
+        Box::pin(pipeline_unregister(ctx, input.id(), input.sub()))
     })
 };
 
@@ -188,7 +188,7 @@ pub static ADMIN_ADD: Operation = Operation {
     answers: &[(StatusCode::CREATED, Shape::Data(Record::Grant)), (StatusCode::OK, Shape::Data(Record::Grant))],
     may_change_nothing: true,
     ..operation("org_admin_add", Verb::Put, "/org/admins/{sub}", ORG, |ctx, input| {
-        Box::pin(admin_add(ctx, input.sender()))
+        Box::pin(admin_add(ctx, input.sub()))
     })
 };
 
@@ -196,7 +196,7 @@ pub static ADMIN_REMOVE: Operation = Operation {
     summary: "Take org_admin away from a person (never from the last one)",
     answers: &[(StatusCode::OK, Shape::Revoked)],
     ..operation("org_admin_remove", Verb::Delete, "/org/admins/{sub}", ORG, |ctx, input| {
-        Box::pin(admin_remove(ctx, input.sender()))
+        Box::pin(admin_remove(ctx, input.sub()))
     })
 };
 
@@ -374,7 +374,7 @@ fn last_admin(ws: &WorkspaceId) -> ApiError {
 }
 
 async fn member_set(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
-    let sub = subject(input.sender())?;
+    let sub = subject(input.sub())?;
     let body: MemberBody = input.body()?;
     let (ws, _) = load(ctx, input.id()).await?;
     let target = tenant_of(ctx, ws.clone());

@@ -17,6 +17,7 @@
 use serde_json::{Map, Value, json};
 
 use super::Op;
+use super::route::Param;
 use inbox_domain::records::{
     DeliveryStatus, EmailStatus, EventType, InboxStatus, JobErrorKind, JobKind, JobStatus, SenderPolicy, Surface,
     WebhookStatus, WorkspaceStatus,
@@ -124,19 +125,14 @@ fn cursor() -> Value {
     json!({"type": "string", "minLength": 1, "maxLength": 4096, "description": "meta.next_cursor of the previous page, unchanged"})
 }
 
-/// The path parameters of `op`, in path order.
+/// The path parameters of `op`, in path order: each one's name and schema.
 pub fn path_params(op: Op) -> Vec<(&'static str, Value)> {
-    let mut params = Vec::new();
-    if op.template.contains("{id}") {
-        params.push(("id", id(op.id_of)));
-    }
-    if op.template.contains("{sender}") {
-        params.push(("sender", sender()));
-    }
-    if op.template.contains("{sub}") {
-        params.push(("sub", subject()));
-    }
-    params
+    let schema = |param| match param {
+        Param::Id => id(op.id_of),
+        Param::Sender => sender(),
+        Param::Sub => subject(),
+    };
+    op.template.params().map(|param| (param.name(), schema(param))).collect()
 }
 
 /// A token subject (`sub`): a person or a machine client.
@@ -400,7 +396,7 @@ pub fn successes(op: Op) -> Vec<(u16, Shape)> {
 pub fn error_statuses(op: Op) -> Vec<u16> {
     let mut statuses = vec![400, 401, 403];
     // Unknown, foreign or malformed ids; an ingestion for an unregistered inbox.
-    if op.template.contains('{') {
+    if op.template.params().next().is_some() {
         statuses.push(404);
     }
     if op.is_write() {
@@ -409,7 +405,8 @@ pub fn error_statuses(op: Op) -> Vec<u16> {
     }
     // A token subject or a sender in the path is checked like a value (422
     // naming it: a character no caller's text may hold, `api::input::caller_text`).
-    if op.takes_body() || op.takes_query() || op.template.contains("{sub}") || op.template.contains("{sender}") {
+    let texts = op.template.declares(Param::Sub) || op.template.declares(Param::Sender);
+    if op.takes_body() || op.takes_query() || texts {
         statuses.push(422);
     }
     statuses.extend([429, 503]);

@@ -92,7 +92,7 @@ pub async fn complete(
 async fn candidates(ctx: &Ctx<'_>, list: Op, prefix: &str) -> Result<Vec<String>, RpcError> {
     let prefix = prefix.to_lowercase();
     let mut found = Vec::new();
-    let route = Route::new(list, "", "");
+    let route = Route::new(list);
     let mut page = Map::new();
     page.insert("limit".into(), Value::from(100));
     for _ in 0..MAX_PAGES {

@@ -154,7 +154,7 @@ impl Narrowing {
 
 /// The toolset a tool of `op` belongs to (an index into `TOOLSETS`).
 fn toolset(op: Op) -> usize {
-    match op.template.trim_start_matches('/').split('/').next() {
+    match op.template.as_str().trim_start_matches('/').split('/').next() {
         Some("inboxes") if op == &api::emails::INGEST => 1,
         Some("inboxes") => 0,
         Some("emails") => 1,

@@ -8,7 +8,7 @@ use super::Call;
 use super::era::ProtocolVersion;
 use super::jsonrpc::RpcError;
 use inbox_api::error::ApiError;
-use inbox_api::{self as api, Input, Op, Route};
+use inbox_api::{self as api, Input, Op, Param, Route};
 use inbox_auth::Principal;
 use inbox_domain::{Scope, Tenant};
 
@@ -247,7 +247,10 @@ impl Prompts {
         let id = args.get(argument).and_then(Value::as_str).unwrap_or("");
         let ctx = call.api_ctx(tenant, super::method::Method::PromptsGet.as_str());
         // The id is a typed field of the route: it can name a record, never another operation.
-        let found = api::invoke(&ctx, &Input::bare(&Route::new(prompt.subject.get, id, ""))).await;
+        let found = match Route::new(prompt.subject.get).with(Param::Id, id) {
+            Ok(route) => api::invoke(&ctx, &Input::bare(&route)).await,
+            Err(error) => Err(error),
+        };
         if let Err(ApiError::Unavailable) = found {
             return Err(super::results::unavailable());
         }

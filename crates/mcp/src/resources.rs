@@ -12,7 +12,7 @@ use super::Call;
 use super::era::{Era, ProtocolVersion};
 use super::jsonrpc::RpcError;
 use inbox_api::error::ApiError;
-use inbox_api::{self as api, Input, Op, Route};
+use inbox_api::{self as api, Input, Op, Param, Route};
 use inbox_auth::Principal;
 use inbox_domain::{Scope, Tenant};
 
@@ -200,19 +200,22 @@ impl Resources {
             return Ok(json!({"contents": [{"uri": doc.uri, "mimeType": doc.mime_type, "text": doc.text}]}));
         }
         let (route, scopes): (Route, &[Scope]) = if uri == WORKSPACE_URI {
-            (Route::new(&api::workspace::GET, "", ""), &WORKSPACE_SCOPES)
+            (Route::new(&api::workspace::GET), &WORKSPACE_SCOPES)
         } else {
-            let Some(found) = uri.strip_prefix("kobana://inbox/").and_then(|rest| {
+            let Some((template, id)) = uri.strip_prefix("kobana://inbox/").and_then(|rest| {
                 let (collection, id) = rest.split_once('/')?;
                 let template = TEMPLATES.iter().find(|t| t.collection == collection)?;
                 // The id is one segment of the URI, percent-decoded like a
                 // path's: it names a record, never another operation.
                 let id = percent_decode_str(id).decode_utf8_lossy();
-                (!id.is_empty() && !id.contains('/')).then(|| (Route::new(template.get, id, ""), template.scopes))
+                (!id.is_empty() && !id.contains('/')).then_some((template, id))
             }) else {
                 return Err(not_found(call.era, uri));
             };
-            found
+            let Ok(route) = Route::new(template.get).with(Param::Id, id) else {
+                return Err(super::results::unavailable());
+            };
+            (route, template.scopes)
         };
         // A scope gap is a step-up challenge, as for tools.
         let readable = if uri == WORKSPACE_URI {

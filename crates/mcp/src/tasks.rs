@@ -44,7 +44,7 @@ use super::method::Method;
 use super::results::{call_tool_result, step_up, unavailable};
 use super::{Call, Outcome, ResultType};
 use inbox_api::error::ApiError;
-use inbox_api::{self as api, ApiResponse, Ctx, Input, Op, Route, jobs};
+use inbox_api::{self as api, ApiResponse, Ctx, Input, Op, Param, Route, jobs};
 use inbox_domain::Tenant;
 use inbox_domain::records::{DeliveryStatus, EmailStatus, Job, JobErrorKind, JobKind, JobStatus, wire_enum};
 
@@ -265,7 +265,8 @@ fn not_found(task_id: &str) -> RpcError {
 
 /// One job operation, in-process, with its declaration's check.
 async fn run(ctx: &Ctx<'_>, op: Op, task_id: &str) -> Result<ApiResponse, ApiError> {
-    api::invoke(ctx, &Input::bare(&Route::new(op, task_id, ""))).await
+    let route = Route::new(op).with(Param::Id, task_id)?;
+    api::invoke(ctx, &Input::bare(&route)).await
 }
 
 /// The job behind a task, if this caller may read it.

@@ -27,7 +27,7 @@ use super::schema;
 use super::tasks;
 use super::{Call, Outcome};
 use inbox_api::error::ApiError;
-use inbox_api::{self as api, Input, Needs, Route};
+use inbox_api::{self as api, Input, Needs, Param, Route};
 use inbox_auth::Principal;
 use inbox_domain::{Role, Tenant};
 
@@ -238,12 +238,12 @@ pub fn name_and_arguments(params: &Map<String, Value>) -> Result<(&str, Map<Stri
 /// they are: never parsed as a path) and the rest of the arguments.
 fn request_parts(op: api::Op, args: Map<String, Value>) -> (Route, Map<String, Value>) {
     let text = |value: &Value| value.as_str().map_or_else(|| value.to_string(), str::to_owned);
-    let mut route = Route::new(op, "", "");
+    let mut route = Route::new(op);
     let mut rest = Map::new();
     for (name, value) in args {
         // Every parameter the route's template names goes into the path,
         // whichever it is; the other arguments stay arguments.
-        match route.parameter_mut(&name) {
+        match Param::named(&name).and_then(|param| route.param_mut(param)) {
             Some(slot) => *slot = text(&value),
             None => {
                 rest.insert(name, value);
@@ -292,8 +292,8 @@ mod tests {
             let template = tool.row.op.template;
             let required = |p: &str| tool.schema["required"].as_array().is_some_and(|r| r.contains(&json!(p)));
             // Every path parameter is a required argument; `id` is never a body field.
-            assert_eq!(template.contains("{id}"), required("id"), "{} id", tool.row.name);
-            assert!(!template.contains("{sender}") || required("sender"), "{} sender", tool.row.name);
+            assert_eq!(template.declares(Param::Id), required("id"), "{} id", tool.row.name);
+            assert!(template.params().all(|p| required(p.name())), "{} {}", tool.row.name, template);
             assert_eq!(tool.row.destructive, !tool.row.effect.is_empty(), "{}", tool.row.name);
             for version in ProtocolVersion::SUPPORTED {
                 let entry: Value = serde_json::from_str(version.pick::<String>(&tool.serialized)).unwrap();
@@ -308,12 +308,13 @@ mod tests {
         let row = &tools.find("inbox_senders_remove").unwrap().row;
         let args = json!({"id": "../x", "sender": "@acme.com/a"}).as_object().cloned().unwrap();
         let (route, rest) = request_parts(row.op, args);
-        assert_eq!(route, Route::new(&api::senders::REMOVE, "../x", "@acme.com/a"));
+        let expected = Route::new(&api::senders::REMOVE).with(Param::Id, "../x").unwrap();
+        assert_eq!(route, expected.with(Param::Sender, "@acme.com/a").unwrap());
         assert!(rest.is_empty());
         let row = &tools.find("emails_list").unwrap().row;
         let args = json!({"status": "failed", "limit": 5}).as_object().cloned().unwrap();
         let (route, rest) = request_parts(row.op, args.clone());
-        assert_eq!((route.id.as_str(), rest), ("", args));
+        assert_eq!((route, rest), (Route::new(&api::emails::LIST), args));
     }
 
     /// A route with `{sub}` (`PUT /org/workspaces/{id}/members/{sub}`): the
@@ -323,12 +324,15 @@ mod tests {
     fn every_parameter_the_route_names_goes_into_the_path_sub_included() {
         let args = json!({"id": "ws_main", "sub": "usr_new", "role": "viewer", "sender": "a@b.example"});
         let (route, rest) = request_parts(&api::org::MEMBER_SET, args.as_object().cloned().unwrap());
-        assert_eq!(route, Route::new(&api::org::MEMBER_SET, "ws_main", "usr_new"));
+        let expected = Route::new(&api::org::MEMBER_SET).with(Param::Id, "ws_main").unwrap();
+        assert_eq!(route, expected.with(Param::Sub, "usr_new").unwrap());
+        assert_eq!(route.param(Param::Sender), "");
         assert_eq!(Value::Object(rest), json!({"role": "viewer", "sender": "a@b.example"}));
         // And the other way round: `sub` is an argument where the route has no `{sub}`.
         let args = json!({"id": "inb_1", "sender": "@acme.com", "sub": "usr_x"});
         let (route, rest) = request_parts(&api::senders::REMOVE, args.as_object().cloned().unwrap());
-        assert_eq!(route, Route::new(&api::senders::REMOVE, "inb_1", "@acme.com"));
+        let expected = Route::new(&api::senders::REMOVE).with(Param::Id, "inb_1").unwrap();
+        assert_eq!(route, expected.with(Param::Sender, "@acme.com").unwrap());
         assert_eq!(Value::Object(rest), json!({"sub": "usr_x"}));
     }
 }
