@@ -654,9 +654,11 @@ async fn a_persons_token_with_only_emails_ingest_spends_the_persons_budget_on_ev
     });
     h.app().await;
     let token = h.token_for("usr_operator", "org_demo", "emails:ingest");
-    early_in_a_window(20).await;
+    // Every request in one minute's window, with room for a loaded machine (a
+    // slow run that crossed into the next minute counted its last requests there).
+    early_in_a_window(40).await;
     let (mut admitted, mut refused) = (0, 0);
-    for i in 0..150 {
+    for i in 0..80 {
         let resp = h.stateless(json!(i), "server/discover", json!({})).token(&token).send().await;
         if resp.status == 200 {
             assert_eq!(resp.header("x-ratelimit-limit"), Some("60"), "the person's budget, not the pipeline's");
@@ -667,7 +669,7 @@ async fn a_persons_token_with_only_emails_ingest_spends_the_persons_budget_on_ev
             refused += 1;
         }
     }
-    assert_eq!((admitted, refused), (60, 90), "refused past the person's budget");
+    assert_eq!((admitted, refused), (60, 20), "refused past the person's budget");
     // The ingestion route too: without a registration it is the person's
     // budget, already spent.
     let resp = crate::jobs_and_webhooks::ingest(&h, "inb_receipts", &crate::jobs_and_webhooks::mail("a@b.example"))
