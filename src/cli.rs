@@ -336,54 +336,53 @@ pub enum MemberCommand {
         role: String,
     },
     /// Take a person out of a workspace (never its last admin)
-    Remove {
-        #[command(flatten)]
-        global: Global,
-        #[command(flatten)]
-        workspace: Workspace,
-        #[command(flatten)]
-        subject: Subject,
-    },
+    Remove(InWorkspace),
     /// List a workspace's members
-    List {
-        #[command(flatten)]
-        global: Global,
-        #[command(flatten)]
-        workspace: Workspace,
-        #[command(flatten)]
-        page: Page,
-    },
+    List(WorkspaceList),
 }
 
 #[derive(Debug, Subcommand)]
 pub enum PipelineCommand {
     /// Register a machine client's subject as a workspace's mail pipeline
-    Register {
-        #[command(flatten)]
-        global: Global,
-        #[command(flatten)]
-        workspace: Workspace,
-        #[command(flatten)]
-        subject: Subject,
-    },
+    Register(InWorkspace),
     /// Take back a mail pipeline registration
-    Unregister {
-        #[command(flatten)]
-        global: Global,
-        #[command(flatten)]
-        workspace: Workspace,
-        #[command(flatten)]
-        subject: Subject,
-    },
+    Unregister(InWorkspace),
     /// List a workspace's mail pipelines
-    List {
-        #[command(flatten)]
-        global: Global,
-        #[command(flatten)]
-        workspace: Workspace,
-        #[command(flatten)]
-        page: Page,
-    },
+    List(WorkspaceList),
+}
+
+/// The flags of a command about one subject in one workspace.
+#[derive(Debug, Args)]
+pub struct InWorkspace {
+    #[command(flatten)]
+    global: Global,
+    #[command(flatten)]
+    workspace: Workspace,
+    #[command(flatten)]
+    subject: Subject,
+}
+
+impl InWorkspace {
+    fn call(&self, words: &'static str, op: Op) -> Call<'_> {
+        Call::new(words, op, &self.global).workspace(&self.workspace).subject(&self.subject)
+    }
+}
+
+/// The flags of a list of a workspace's entries.
+#[derive(Debug, Args)]
+pub struct WorkspaceList {
+    #[command(flatten)]
+    global: Global,
+    #[command(flatten)]
+    workspace: Workspace,
+    #[command(flatten)]
+    page: Page,
+}
+
+impl WorkspaceList {
+    fn call(&self, words: &'static str, op: Op) -> Call<'_> {
+        Call::new(words, op, &self.global).workspace(&self.workspace).page(&self.page)
+    }
 }
 
 /// `admin workspace shards --help`: what a raise does, from the numbers that rule it.
@@ -581,23 +580,11 @@ impl AdminCommand {
                     .subject(subject)
                     .arg("role", role.as_str())
             }
-            A::Member(MemberCommand::Remove { global, workspace, subject }) => {
-                Call::new("member remove", &org::MEMBER_REMOVE, global).workspace(workspace).subject(subject)
-            }
-            A::Member(MemberCommand::List { global, workspace, page }) => {
-                Call::new("member list", &org::MEMBERS, global).workspace(workspace).page(page)
-            }
-            A::Pipeline(PipelineCommand::Register { global, workspace, subject }) => {
-                Call::new("pipeline register", &org::PIPELINE_REGISTER, global).workspace(workspace).subject(subject)
-            }
-            A::Pipeline(PipelineCommand::Unregister { global, workspace, subject }) => {
-                Call::new("pipeline unregister", &org::PIPELINE_UNREGISTER, global)
-                    .workspace(workspace)
-                    .subject(subject)
-            }
-            A::Pipeline(PipelineCommand::List { global, workspace, page }) => {
-                Call::new("pipeline list", &org::PIPELINES, global).workspace(workspace).page(page)
-            }
+            A::Member(MemberCommand::Remove(who)) => who.call("member remove", &org::MEMBER_REMOVE),
+            A::Member(MemberCommand::List(list)) => list.call("member list", &org::MEMBERS),
+            A::Pipeline(PipelineCommand::Register(who)) => who.call("pipeline register", &org::PIPELINE_REGISTER),
+            A::Pipeline(PipelineCommand::Unregister(who)) => who.call("pipeline unregister", &org::PIPELINE_UNREGISTER),
+            A::Pipeline(PipelineCommand::List(list)) => list.call("pipeline list", &org::PIPELINES),
         }
     }
 }
