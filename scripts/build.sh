@@ -23,7 +23,9 @@ fi
 target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
 # LAMBDA_PROFILE: `release` (what ships), or `lambda-check` (make test's check of the deploy path).
 PROFILE="${LAMBDA_PROFILE:-release}"
-lambda() { cargo lambda build --profile "$PROFILE" "$ARCH" --no-default-features "$@"; }
+# `-p`: the product's package alone, so no other package's features reach it (Cargo.toml,
+# default-members).
+lambda() { cargo lambda build -p kobana-inbox-mcp --profile "$PROFILE" "$ARCH" --no-default-features "$@"; }
 
 if [ "${1:-}" = function ]; then
   bin=${2:?usage: scripts/build.sh function BIN DIR}

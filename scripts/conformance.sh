@@ -46,7 +46,7 @@ if [ "${1:-}" = install ]; then exit 0; fi
 # Inside `make test` (KOBANA_TEST_BUILD) it comes from the test build, as the
 # other scripts' binaries do.
 if [ -n "${KOBANA_TEST_BUILD:-}" ]; then
-  cargo test --all-targets --no-run --quiet
+  cargo test --workspace --all-targets --no-run --quiet
 else
   cargo build --quiet -p inbox-conformance --bin conformance
 fi

@@ -12,7 +12,7 @@ build_server() {
   local quiet=(--quiet)
   if [ "${1:-}" = --progress ]; then quiet=(); fi
   if [ -n "${KOBANA_TEST_BUILD:-}" ]; then
-    cargo test --all-targets --no-run "${quiet[@]}"
+    cargo test --workspace --all-targets --no-run "${quiet[@]}"
   else
     cargo build "${quiet[@]}" --bin kobana-inbox-mcp
   fi

@@ -28,7 +28,7 @@ for arch in arm64 x86_64; do
   flag=--arm64
   if [ "$arch" = x86_64 ]; then flag=--x86-64; fi
   echo "make release: building kobana-inbox-mcp $version for linux-$arch (minutes)…" >&2
-  cargo lambda build --release "$flag" --no-default-features --bin kobana-inbox-mcp
+  cargo lambda build -p kobana-inbox-mcp --release "$flag" --no-default-features --bin kobana-inbox-mcp
   name="kobana-inbox-mcp-$version-linux-$arch"
   stage="dist/$name"
   mkdir -p "$stage"

@@ -7,9 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
 size() { stat -c %s "$target/release/$1"; }
-cargo build --release --quiet --bins
+cargo build -p kobana-inbox-mcp --release --quiet --bins
 with_mcp=$(size kobana-inbox-mcp) with_worker=$(size worker)
-cargo build --release --quiet --no-default-features --bins
+cargo build -p kobana-inbox-mcp --release --quiet --no-default-features --bins
 without_mcp=$(size kobana-inbox-mcp) without_worker=$(size worker)
 {
   echo "| Release binary (x86_64, this machine) | with dev (local builds) | without dev (Lambda artefacts) | saved |"

@@ -68,7 +68,7 @@ installs_pid=$!
 
 stage "fmt" cargo fmt --all -- --check
 stage "local database" ensure_db
-stage "clippy + test build" cargo test --all-targets --no-run --quiet
+stage "clippy + test build" cargo test --workspace --all-targets --no-run --quiet
 # The Lambda artefacts are built without the `dev` feature: that build must
 # compile and pass clippy too (a check: it replaces no binary the tests use).
 # The conformance fixtures' crate needs `dev` and is no part of it.
@@ -92,7 +92,7 @@ template() {
 stage "template lint (wait)" template
 
 if [ "${#filter[@]}" -gt 0 ]; then
-  stage "cargo tests" cargo test --all-targets "${filter[@]}"
+  stage "cargo tests" cargo test --workspace --all-targets "${filter[@]}"
   echo "a filtered run: interop, the API check and the doc examples are skipped" >&2
   exit 0
 fi
@@ -137,7 +137,7 @@ background() {
 beside_pid=$!
 
 # Kept for the counts printed at the end (scripts/test-counts.py).
-cargo_tests() { cargo test --all-targets 2>&1 | tee .local/cargo-tests.log; }
+cargo_tests() { cargo test --workspace --all-targets 2>&1 | tee .local/cargo-tests.log; }
 stage "cargo tests" cargo_tests
 # docs/capacity.md's generated tables are what the capacity tests just measured.
 stage "capacity doc" python3 scripts/capacity.py --check

@@ -83,6 +83,11 @@ fn the_lambda_binaries_never_link_the_conformance_fixtures() {
     let (name, deps) = manifest(&root, "dependencies");
     assert_eq!(name, "kobana-inbox-mcp");
     assert!(!deps.iter().any(|d| d == "inbox-conformance"), "{deps:?}");
+    // Not selected by default either: Cargo would unify the root's `dev` feature into a
+    // `--no-default-features` build of the binaries (Cargo.toml, default-members).
+    let text = std::fs::read_to_string(&root).unwrap();
+    let members = text.split("default-members = [").nth(1).and_then(|rest| rest.split(']').next()).unwrap_or_default();
+    assert!(members.contains("crates/mcp") && !members.contains("conformance") && !members.contains('*'), "{members}");
     let (_, dev) = manifest(&root, "dev-dependencies");
     assert!(dev.iter().any(|d| d == "inbox-conformance"), "the integration tests serve the fixtures: {dev:?}");
 }
