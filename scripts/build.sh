@@ -9,6 +9,7 @@
 #                                         what `sam build` runs (BuildMethod: makefile)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib.sh
 BIN=$(scripts/tools.sh build)
 export PATH="$BIN:$PATH"
 ARCH=--arm64
@@ -20,7 +21,7 @@ if ! rustup target list --installed | grep -q '^aarch64-unknown-linux-gnu$'; the
     ARCH=--x86-64
   fi
 fi
-target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+target=$(target_dir)
 # LAMBDA_PROFILE: `release` (what ships), or `lambda-check` (make test's check of the deploy path).
 PROFILE="${LAMBDA_PROFILE:-release}"
 # `-p`: the product's package alone, so no other package's features reach it (Cargo.toml,

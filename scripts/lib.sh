@@ -18,11 +18,14 @@ build_server() {
   fi
 }
 
-# The debug binary, wherever cargo puts it (CARGO_TARGET_DIR, build.target-dir).
+# Where cargo puts what it builds (CARGO_TARGET_DIR, build.target-dir).
+target_dir() {
+  cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])'
+}
+
+# The debug binary.
 bin_path() {
-  local dir
-  dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
-  echo "$dir/debug/kobana-inbox-mcp"
+  echo "$(target_dir)/debug/kobana-inbox-mcp"
 }
 
 answering() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }

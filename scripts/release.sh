@@ -6,12 +6,13 @@
 # LICENSE, CHANGELOG.md) and dist/SHA256SUMS. docs/operations.md, "The operator's CLI".
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib.sh
 BIN=$(scripts/tools.sh build)
 export PATH="$BIN:$PATH"
 version=$(cargo metadata --format-version 1 --no-deps | python3 -c '
 import json, sys
 print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "kobana-inbox-mcp"))')
-target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+target=$(target_dir)
 if ! grep -q "^## \[$version\]" CHANGELOG.md; then
   echo "make release: CHANGELOG.md has no entry for $version" >&2
   exit 1

@@ -52,7 +52,7 @@ trap report EXIT
 
 filter=("$@")
 # The counts printed at the end are this run's only.
-rm -f .local/cargo-tests.log .local/{interop,api-check,doc-examples,run-check,conformance}.log .local/test-counts.md
+rm -f .local/cargo-tests.log .local/{interop,api-check,doc-examples,run-check,conformance,deploy-check}.log .local/test-counts.md
 
 # In the background from the start: the template lint (its tools install on
 # first use) and the installs the later stages need.
@@ -97,22 +97,9 @@ if [ "${#filter[@]}" -gt 0 ]; then
   exit 0
 fi
 
-# The deploy path (scripts/deploy-check.sh: `sam build` of the template into arm64
-# artefacts, and `sam deploy --guided` up to the credentials step), in the
-# background: it builds the Lambda binaries for arm64, which no other stage needs.
-(
-  t=$SECONDS
-  if scripts/deploy-check.sh >.local/deploy-check.log 2>&1; then s=0; else s=$?; fi
-  echo "$((SECONDS - t)) $s" >.local/deploy-check.result
-  exit "$s"
-) &
-deploy_pid=$!
 
-# The SDK interop clients (Python, TypeScript: scripts/interop.sh) and the
-# property-based API tests (schemathesis: scripts/api-check.sh) run beside the
-# cargo tests, each against a server started as `make run` starts it, on a
-# local database of their own (port 8001): the cargo tests keep theirs busy,
-# and each local database uses one core.
+# background NAME COMMAND... — runs it with its output in .local/NAME.log, and its
+# seconds and exit status in .local/NAME.result.
 background() {
   local name=$1 t=$SECONDS s=0
   shift
@@ -120,6 +107,18 @@ background() {
   echo "$((SECONDS - t)) $s" >".local/$name.result"
   return "$s"
 }
+
+# The deploy path (scripts/deploy-check.sh: `sam build` of the template into arm64
+# artefacts, and `sam deploy --guided` up to the credentials step), in the
+# background: it builds the Lambda binaries for arm64, which no other stage needs.
+background deploy-check scripts/deploy-check.sh &
+deploy_pid=$!
+
+# The SDK interop clients (Python, TypeScript: scripts/interop.sh) and the
+# property-based API tests (schemathesis: scripts/api-check.sh) run beside the
+# cargo tests, each against a server started as `make run` starts it, on a
+# local database of their own (port 8001): the cargo tests keep theirs busy,
+# and each local database uses one core.
 (
   export DYNAMODB_PORT=8001 DYNAMODB_ENDPOINT=http://127.0.0.1:8001
   s=0

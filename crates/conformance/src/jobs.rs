@@ -1,4 +1,4 @@
-//! The fixtures' long tools as extension jobs of kind `KIND` (`tool.call`):
+//! The fixtures' long tools as extension jobs of kind `super::KIND` (`tool.call`):
 //! what the worker runs for a task of `slow_compute`, `failing_job`,
 //! `protocol_error_job`, `confirm_delete`, `multi_input` and
 //! `test_tool_with_task`, from the job's data (the tool's arguments, in
@@ -23,16 +23,12 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
-use super::call_result;
-use super::text;
 use super::tools::{Behaviour, compute_arguments, computed, deletion, deletion_form, describe, find};
+use super::{KIND, call_result, text};
 use inbox_domain::Tenant;
 use inbox_domain::records::Job;
 use inbox_mcp::input::{Asked, Elicited, Request, Responses};
 use inbox_worker::{EffectError, ExtensionJobs, Extensions, Runner, Step, cancel_requested};
-
-/// The extension kind of the fixtures' tool jobs (`JobExtension::kind`).
-pub const KIND: &str = "tool.call";
 
 /// How long `slow_compute` sleeps between looks for a cancellation.
 const STEP: Duration = Duration::from_millis(100);

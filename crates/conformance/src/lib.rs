@@ -41,6 +41,10 @@ use inbox_domain::Tenant;
 use inbox_mcp::surface::{Answer, Catalogue, Identity, ToolFacts};
 use inbox_mcp::{Call, Outcome};
 
+/// The extension kind of the fixtures' tool jobs (`JobExtension::kind`): what
+/// `tools` starts and `jobs` runs.
+pub const KIND: &str = "tool.call";
+
 pub const IDENTITY: Identity = Identity {
     name: "kobana-inbox-conformance-fixtures",
     title: "Kobana Autonomous Inbox (conformance fixtures)",

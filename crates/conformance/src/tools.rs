@@ -12,7 +12,7 @@
 //!   request on a stream, which this server never opens).
 //! - Task tools (`Tasks::Optional`, `Tasks::Required`) become tasks over the
 //!   job queue (`inbox_mcp::tasks::start`: jobs of the extension kind
-//!   `super::jobs::KIND`, run by `super::jobs`) for a
+//!   `super::KIND`, run by `super::jobs`) for a
 //!   client that declared the tasks extension on the request. Without it an
 //!   optional one runs in the request and a required one is -32021 (a tool
 //!   error in the handshake era, which has no such code).
@@ -21,9 +21,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::jobs::KIND;
 use super::requests::{self, listed_roots, question, sampled};
-use super::{call_result, embedded, image, text};
+use super::{KIND, call_result, embedded, image, text};
 use inbox_domain::Tenant;
 use inbox_mcp::era::{EXT_TASKS, Era, ProtocolVersion};
 use inbox_mcp::input::{self, Asked, Binding, Elicited, Request, Responses};
