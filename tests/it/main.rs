@@ -22,6 +22,7 @@ mod mcp_conformance;
 mod mcp_tools;
 mod narrowing;
 mod oauth;
+mod one_validation;
 mod operations;
 mod properties;
 mod rest_api;

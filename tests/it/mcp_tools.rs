@@ -706,31 +706,45 @@ async fn an_unknown_tool_is_200_invalid_params_echoing_the_id() {
     assert!(resp.json()["error"]["message"].as_str().is_some_and(|m| m.contains("emails_purge")), "{}", resp.json());
 }
 
+/// A wrong shape (type, unknown or missing argument) or a path
+/// parameter's bound is `invalid_arguments`; a value rule (a value not in its list included)
+/// of a query parameter or a body field is the code REST answers for it
+/// (`invalid_parameter` naming the parameter, `validation_failed` naming
+/// the field: `inbox_api::shape`).
 #[tokio::test]
 async fn arguments_that_violate_the_schema_are_tool_errors_naming_the_argument() {
     let h = Harness::new();
+    let (shape, query, body) =
+        (("invalid_arguments", "field"), ("invalid_parameter", "parameter"), ("validation_failed", "field"));
     let cases = [
-        ("emails_get", json!({"id": 5}), "id"),
-        ("emails_get", json!({"id": "eml_energy_nov", "extra": true}), "extra"),
-        ("emails_get", json!({}), "id"),
-        ("emails_get", json!({"id": "e".repeat(65)}), "id"),
-        ("emails_get", json!({"id": ""}), "id"),
-        ("emails_list", json!({"limit": 0}), "limit"),
-        ("emails_list", json!({"limit": "5"}), "limit"),
-        ("emails_list", json!({"limit": 1.5}), "limit"),
-        ("emails_list", json!({"status": "lost"}), "status"),
-        ("emails_list", json!({"from": "not-an-address"}), "from"),
-        ("inboxes_list", json!({"q": "q".repeat(101)}), "q"),
-        ("inboxes_upsert", json!({"slug": "ok-slug"}), "name"),
-        ("inboxes_upsert", json!({"slug": "ok-slug", "name": "x", "status": "closed"}), "status"),
-        ("webhooks_upsert", json!({"url": "https://a.example.com/x", "events": ["email.lost"]}), "events[0]"),
-        ("webhooks_upsert", json!({"url": "https://a.example.com/x", "events": []}), "events"),
+        ("emails_get", json!({"id": 5}), "id", shape),
+        ("emails_get", json!({"id": "eml_energy_nov", "extra": true}), "extra", shape),
+        ("emails_get", json!({}), "id", shape),
+        ("emails_get", json!({"id": "e".repeat(65)}), "id", shape),
+        ("emails_get", json!({"id": ""}), "id", shape),
+        ("emails_list", json!({"limit": 0}), "limit", query),
+        ("emails_list", json!({"limit": "5"}), "limit", shape),
+        ("emails_list", json!({"limit": 1.5}), "limit", shape),
+        ("emails_list", json!({"status": "lost"}), "status", query),
+        ("emails_list", json!({"from": "not-an-address"}), "from", query),
+        ("inboxes_list", json!({"q": "q".repeat(101)}), "q", query),
+        ("inboxes_upsert", json!({"slug": "ok-slug"}), "name", shape),
+        ("inboxes_upsert", json!({"slug": "ok-slug", "name": "x", "status": "closed"}), "status", body),
+        ("inboxes_upsert", json!({"slug": "ok-slug", "name": "x".repeat(121)}), "name", body),
+        ("webhooks_upsert", json!({"url": "https://a.example.com/x", "events": ["email.lost"]}), "events[0]", body),
+        ("webhooks_upsert", json!({"url": "https://a.example.com/x", "events": []}), "events", body),
+        (
+            "webhooks_upsert",
+            json!({"url": "https://a.example.com/x", "events": ["email.failed", "email.failed"]}),
+            "events",
+            body,
+        ),
     ];
-    for (i, (tool, args, field)) in cases.iter().enumerate() {
+    for (i, (tool, args, field, (code, key))) in cases.iter().enumerate() {
         let id = i64::try_from(i).unwrap_or(0) + 1;
         let resp = mcp(call(&h, id, tool, args)).await;
-        let payload = tool_error(&resp, id, "invalid_arguments");
-        assert_eq!(payload["error"]["details"]["field"], *field, "{tool} {args}: {payload}");
+        let payload = tool_error(&resp, id, code);
+        assert_eq!(payload["error"]["details"][key], *field, "{tool} {args}: {payload}");
     }
     // Nothing was written by the refused upserts.
     assert!(!slugs(&h).await.contains(&"ok-slug".to_owned()));

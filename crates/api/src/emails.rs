@@ -4,6 +4,7 @@
 //! returned as JSON string values.
 
 use http::StatusCode;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -12,7 +13,8 @@ use super::input::{self, invalid_parameter, or_list};
 use super::jobs::{accepted, new_job_in};
 use super::operation::{Operation, Tool, Verb, operation};
 use super::page::page_request;
-use super::schemas::{Record, Shape, count, described, id as id_param, input as fields, one_of, string, time};
+use super::schemas::{Record, Shape, described, id as id_param, one_of, string};
+use super::shape::{Address, Copied, List, VALUE_RULE, body};
 use super::{ApiResponse, Ctx, Input, Needs, Op};
 use inbox_domain::Permission::{Administer, Operate, Read};
 use inbox_domain::Scope;
@@ -40,17 +42,7 @@ pub(super) use job_tool;
 pub static INGEST: Operation = Operation {
     summary: "Ingest a received e-mail (the mail pipeline)",
     id_of: "inbox",
-    body: Some(|| {
-        fields(
-            json!({"from": string(3, 254), "to": string(3, 254), "subject": json!({"type": "string", "maxLength": 998}),
-                   "text": json!({"type": "string", "maxLength": 524_288}),
-                   "received_at": described(time(), "When the message was received (RFC 3339); now when omitted"),
-                   "attachments": {"type": "array", "maxItems": 50, "items": fields(
-                       json!({"name": string(1, 255), "size": count(), "content_type": string(1, 127)}),
-                       &["name", "size", "content_type"])}}),
-            &["from", "to", "subject", "text"],
-        )
-    }),
+    body: Some(body!(IngestBody, copied)),
     answers: &[(StatusCode::ACCEPTED, Shape::AcceptedEmail)],
     enqueues: true,
     ..operation("email_ingest", Verb::Post, "/inboxes/{id}/emails", Needs::Scope(Scope::EmailsIngest), |ctx, input| {
@@ -217,20 +209,56 @@ async fn delete(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     Ok(ApiResponse::ok(StatusCode::OK, json!({"data": {"id": email.id, "deleted": true}})))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct IngestBody {
-    from: String,
-    to: String,
-    subject: String,
-    text: String,
-    received_at: Option<String>,
+    from: Address,
+    to: Address,
+    subject: Copied<0, 998>,
+    /// The body as text (at most 512 Ki characters; the request itself is capped at 1 MiB)
+    text: Copied<0, { 512 * 1024 }>,
+    /// When the message was received (RFC 3339); now when omitted
+    received_at: Option<Timestamp>,
     #[serde(default)]
-    attachments: Vec<Attachment>,
+    attachments: List<AttachmentIn, 50>,
 }
 
-/// Largest body text accepted (the request itself is capped at 1 MiB).
-const MAX_TEXT_CHARS: usize = 512 * 1024;
+/// An attachment as the pipeline describes it: copied from the e-mail,
+/// third-party text kept as received (bounded only).
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct AttachmentIn {
+    name: Copied<1, 255>,
+    size: u64,
+    content_type: Copied<1, 127>,
+}
+
+/// An RFC 3339 timestamp (a date alone is not one), as the server writes
+/// times.
+struct Timestamp(String);
+
+impl<'de> Deserialize<'de> for Timestamp {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let raw = String::deserialize(deserializer)?;
+        match parse_instant(&raw).filter(|_| raw.contains('T')) {
+            Some(instant) => Ok(Timestamp(format(instant))),
+            None => Err(D::Error::custom(format_args!("{VALUE_RULE}must be an RFC 3339 timestamp"))),
+        }
+    }
+}
+
+impl JsonSchema for Timestamp {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Timestamp".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "string", "format": "date-time"})
+    }
+}
 
 /// `POST /inboxes/{id}/emails`, for the organization's mail-receiving
 /// pipeline (scope `emails:ingest`, no person). Stores the e-mail —
@@ -238,31 +266,12 @@ const MAX_TEXT_CHARS: usize = 512 * 1024;
 /// allowed — and enqueues its processing in the same transaction: 202.
 async fn ingest(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
     let (inbox_id, body) = (input.id(), input.body::<IngestBody>()?);
-    let from = input::email_address("from", &body.from)?;
-    let to = input::email_address("to", &body.to)?;
-    let subject = body.subject.trim().to_owned();
-    if subject.chars().count() > 998 {
-        return Err(ApiError::invalid("subject", "must have at most 998 characters"));
-    }
-    if body.text.chars().count() > MAX_TEXT_CHARS {
-        return Err(ApiError::invalid("text", "must have at most 524288 characters"));
-    }
-    if body.attachments.len() > 50 {
-        return Err(ApiError::invalid("attachments", "at most 50 attachments"));
-    }
-    for (i, a) in body.attachments.iter().enumerate() {
-        // Copied from the e-mail: third-party text, kept as received (bounded only).
-        input::bounded(&format!("attachments[{i}].name"), &a.name, 255)?;
-        input::bounded(&format!("attachments[{i}].content_type"), &a.content_type, 127)?;
-    }
-    let received_at = match &body.received_at {
-        None => now_string(),
-        Some(raw) => format(
-            inbox_domain::clock::parse_instant(raw)
-                .filter(|_| raw.contains('T'))
-                .ok_or_else(|| ApiError::invalid("received_at", "must be an RFC 3339 timestamp"))?,
-        ),
-    };
+    let (from, to) = (body.from.into_string(), body.to.into_string());
+    let subject = body.subject.into_string().trim().to_owned();
+    let received_at = body.received_at.map_or_else(now_string, |t| t.0);
+    let attachments: Vec<Attachment> = (body.attachments.into_vec().into_iter())
+        .map(|a| Attachment { name: a.name.into_string(), size: a.size, content_type: a.content_type.into_string() })
+        .collect();
     // Kept a few seconds per container: every ingestion reads its inbox (`store::cache`).
     let inbox = super::fetch(Kind::Inbox, "Inbox", inbox_id, async || {
         ctx.store.inbox_for_ingestion(ctx.tenant, inbox_id).await
@@ -285,8 +294,8 @@ async fn ingest(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErro
         subject,
         received_at,
         status: if allowed { EmailStatus::Received } else { EmailStatus::Rejected },
-        text: body.text,
-        attachments: body.attachments,
+        text: body.text.into_string(),
+        attachments,
         extracted: None,
         error: (!allowed).then(|| format!("sender {from} is not allowed in inbox {}", inbox.slug)),
         created_at: now.clone(),

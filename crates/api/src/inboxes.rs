@@ -1,6 +1,7 @@
 //! Inboxes: list (filters `status`, `q`), get, upsert by `slug`, update, soft delete.
 
 use http::StatusCode;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -8,7 +9,8 @@ use super::error::ApiError;
 use super::input::{self, invalid_parameter};
 use super::operation::{Operation, Tool, Verb, operation};
 use super::page::page_request;
-use super::schemas::{Record, Shape, caller_string, described, input as fields, one_of, put};
+use super::schemas::{Record, Shape, caller_string, described, one_of};
+use super::shape::{Name, Slug, body};
 use super::upsert::{self, Reserved, Upserted};
 use super::{ApiResponse, Ctx, Input, Needs, Op};
 use inbox_domain::Permission::{Administer, Read};
@@ -76,14 +78,7 @@ pub static GET: Operation = Operation {
 
 pub static UPSERT: Operation = Operation {
     summary: "Create or update an inbox by slug",
-    body: Some(|| {
-        fields(
-            json!({"slug": described(caller_string(2, 63), "Lowercase letters, digits and -"), "name": caller_string(1, 120),
-                   "status": one_of(InboxStatus::NAMES),
-                   "sender_policy": described(one_of(SenderPolicy::NAMES), "allowed_only rejects mail from senders not on the inbox's list")}),
-            &["slug", "name"],
-        )
-    }),
+    body: Some(body!(UpsertBody)),
     answers: &[(StatusCode::CREATED, Shape::Data(Record::Inbox)), (StatusCode::OK, Shape::Data(Record::Inbox))],
     tool: Some(policy_tool(
         "inboxes_upsert",
@@ -96,14 +91,7 @@ pub static UPSERT: Operation = Operation {
 pub static UPDATE: Operation = Operation {
     summary: "Update an inbox",
     id_of: "inbox",
-    body: Some(|| {
-        let mut schema = fields(
-            json!({"name": caller_string(1, 120), "status": one_of(InboxStatus::NAMES), "sender_policy": one_of(SenderPolicy::NAMES)}),
-            &[],
-        );
-        put(&mut schema, "minProperties", json!(1));
-        schema
-    }),
+    body: Some(body!(UpdateBody)),
     answers: &[(StatusCode::OK, Shape::Data(Record::Inbox))],
     tool: Some(policy_tool(
         "inboxes_update",
@@ -150,12 +138,13 @@ async fn get(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     ApiResponse::data(StatusCode::OK, &load(ctx, id).await?)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct UpsertBody {
-    slug: String,
-    name: String,
+    slug: Slug,
+    name: Name,
     status: Option<InboxStatus>,
+    /// allowed_only rejects mail from senders not on the inbox's list
     sender_policy: Option<SenderPolicy>,
 }
 
@@ -164,7 +153,8 @@ struct BySlug<'a> {
     ctx: &'a Ctx<'a>,
     slug: String,
     name: String,
-    body: UpsertBody,
+    status: Option<InboxStatus>,
+    sender_policy: Option<SenderPolicy>,
 }
 
 impl Reserved for BySlug<'_> {
@@ -191,8 +181,8 @@ impl Reserved for BySlug<'_> {
             id: id.to_owned(),
             slug: self.slug.clone(),
             name: self.name.clone(),
-            status: self.body.status.unwrap_or(InboxStatus::Active),
-            sender_policy: self.body.sender_policy.unwrap_or(SenderPolicy::Anyone),
+            status: self.status.unwrap_or(InboxStatus::Active),
+            sender_policy: self.sender_policy.unwrap_or(SenderPolicy::Anyone),
             created_at: now.clone(),
             updated_at: now,
             deleted_at: None,
@@ -204,8 +194,8 @@ impl Reserved for BySlug<'_> {
     }
     async fn update(&self, mut inbox: Inbox) -> Result<Inbox, StoreError> {
         inbox.name = self.name.clone();
-        inbox.status = self.body.status.unwrap_or(inbox.status);
-        inbox.sender_policy = self.body.sender_policy.unwrap_or(inbox.sender_policy);
+        inbox.status = self.status.unwrap_or(inbox.status);
+        inbox.sender_policy = self.sender_policy.unwrap_or(inbox.sender_policy);
         inbox.updated_at = now_string();
         let audit = self.ctx.audit(&inbox.id, StatusCode::OK)?;
         self.ctx.store.update_inbox(self.ctx.tenant, &inbox, None, &audit).await?;
@@ -222,18 +212,20 @@ impl Reserved for BySlug<'_> {
 /// `api::upsert`).
 async fn upsert(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
     let body: UpsertBody = input.body()?;
-    let slug = input::slug("slug", &body.slug)?;
-    let name = input::text("name", &body.name, 120)?;
-    match upsert::upsert(&BySlug { ctx, slug, name, body }).await? {
+    let (slug, name) = (body.slug.into_string(), body.name.into_string());
+    match upsert::upsert(&BySlug { ctx, slug, name, status: body.status, sender_policy: body.sender_policy }).await? {
         Upserted::Created(inbox) => ApiResponse::data(StatusCode::CREATED, &inbox),
         Upserted::Updated(inbox) => ApiResponse::data(StatusCode::OK, &inbox),
     }
 }
 
-#[derive(Deserialize)]
+/// At least one field (`minProperties`), which the handler also checks: a
+/// tool's arguments hold the inbox's id beside them.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("minProperties" = 1))]
 struct UpdateBody {
-    name: Option<String>,
+    name: Option<Name>,
     status: Option<InboxStatus>,
     sender_policy: Option<SenderPolicy>,
 }
@@ -242,9 +234,9 @@ async fn update(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErro
     let id = input.id();
     let body: UpdateBody = input.body()?;
     if body.name.is_none() && body.status.is_none() && body.sender_policy.is_none() {
-        return Err(ApiError::invalid("body", "give at least one of name, status, sender_policy"));
+        return Err(ApiError::invalid("body", "give at least one of name, sender_policy, status"));
     }
-    let name = body.name.as_deref().map(|n| input::text("name", n, 120)).transpose()?;
+    let name = body.name.map(Name::into_string);
     let mut inbox = load(ctx, id).await?;
     let previous = inbox.updated_at.clone();
     if let Some(name) = name {

@@ -17,27 +17,37 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use super::error::ApiError;
+use super::shape::VALUE_RULE;
 use inbox_domain::text;
 
-/// Parses a JSON body into `T` (declared with `deny_unknown_fields`).
-pub fn body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+/// Parses a JSON body into a value: 400 when it is missing, not UTF-8 or
+/// not JSON (duplicate keys included).
+pub fn json_body(bytes: &[u8]) -> Result<Value, ApiError> {
     if bytes.is_empty() {
         return Err(ApiError::bad_request("invalid_body", "A JSON body is required", json!({})));
     }
     let text = std::str::from_utf8(bytes)
         .map_err(|_| ApiError::bad_request("invalid_body", "The body is not UTF-8", json!({})))?;
     // Duplicate keys are refused like everywhere else.
-    let value = inbox_support::json::parse_strict(text)
-        .map_err(|e| ApiError::bad_request("invalid_json", format!("The body is not valid JSON: {e}"), json!({})))?;
-    from_value(value)
+    inbox_support::json::parse_strict(text)
+        .map_err(|e| ApiError::bad_request("invalid_json", format!("The body is not valid JSON: {e}"), json!({})))
 }
 
-/// Converts a JSON value into `T`, naming the offending field on failure.
+/// Converts a JSON value into `T`, naming the offending field on failure: a
+/// value rule of one of `super::shape`'s value types is 422
+/// `validation_failed`, anything else (a wrong type, an unknown or missing
+/// field) 400 `invalid_body`.
 pub fn from_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, ApiError> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let field = if path == "." { String::new() } else { path };
-        ApiError::bad_request("invalid_body", format!("{}{}", prefix(&field), e.inner()), json!({"field": field}))
+        let message = e.inner().to_string();
+        match message.strip_prefix(VALUE_RULE) {
+            Some(why) => ApiError::invalid(if field.is_empty() { "body" } else { &field }, why),
+            None => {
+                ApiError::bad_request("invalid_body", format!("{}{message}", prefix(&field)), json!({"field": field}))
+            }
+        }
     })
 }
 
@@ -87,7 +97,7 @@ pub fn invalid_parameter(name: &str, message: &str) -> ApiError {
 
 /// Why `value` may not be a caller's text, when it may not: the first
 /// character it must not hold, named by its code point.
-fn refusal(value: &str) -> Option<String> {
+pub(super) fn refusal(value: &str) -> Option<String> {
     text::first_hidden(value).map(|(c, name)| format!("must not contain {}", text::describe(c, name)))
 }
 
@@ -147,11 +157,6 @@ pub fn caller_arguments(args: &Map<String, Value>) -> Result<(), ApiError> {
     }
 }
 
-/// A caller's trimmed text of 1..=max characters (`caller_text`).
-pub fn text(field: &str, value: &str, max: usize) -> Result<String, ApiError> {
-    bounded(field, caller_text(field, value)?, max).map(str::to_owned)
-}
-
 /// Trimmed text of 1..=max characters without C0 or C1 controls. Alone, for
 /// third-party text checked as it always was rather than as a caller's: an
 /// ingested attachment's name and type, which the pipeline copies from the
@@ -168,15 +173,6 @@ pub fn bounded<'v>(field: &str, value: &'v str, max: usize) -> Result<&'v str, A
         return Err(ApiError::invalid(field, "must not contain control characters"));
     }
     Ok(value)
-}
-
-/// An inbox slug: lowercase letters, digits and `-`, 2 to 63, starting with a letter or digit.
-pub fn slug(field: &str, value: &str) -> Result<String, ApiError> {
-    let value = caller_text(field, value)?;
-    let ok = (2..=63).contains(&value.len())
-        && value.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && value.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric());
-    if ok { Ok(value.to_owned()) } else { Err(ApiError::invalid(field, "must be 2-63 lowercase letters, digits or -")) }
 }
 
 /// An e-mail address, lowercased: a local part and a domain with a dot.

@@ -25,6 +25,7 @@ pub mod page;
 pub mod route;
 pub mod schemas;
 pub mod senders;
+pub mod shape;
 pub mod tenancy;
 mod upsert;
 pub mod webhooks;

@@ -30,6 +30,7 @@ use serde_json::{Map, Value, json};
 use super::error::ApiError;
 use super::route::{Param, Route, Template};
 use super::schemas::Shape;
+use super::shape::Body;
 use super::{ApiResponse, Ctx, Needs, input};
 
 /// An operation: a reference to its declaration (they are `static`s, one per
@@ -74,7 +75,7 @@ impl Verb {
 
     /// Arguments of a tool whose operation is called with this method go to
     /// the query (GET, DELETE) or the body (the others).
-    fn args_are_query(self) -> bool {
+    pub fn args_are_query(self) -> bool {
         matches!(self, Verb::Get | Verb::Delete)
     }
 }
@@ -96,8 +97,9 @@ pub struct Operation {
     /// A paginated list: the filters it takes besides `limit` and `cursor`.
     /// Only lists read the query string.
     pub list: Option<Filters>,
-    /// The JSON body it takes, if any.
-    pub body: Option<fn() -> Value>,
+    /// The JSON body it takes, if any: the type its handler parses
+    /// (`Body::of::<T>()`), which gives the published schema and its check.
+    pub body: Option<&'static Body>,
     /// Its success answers: status and shape.
     pub answers: &'static [(StatusCode, Shape)],
     /// Answers 202 with a job that finishes later (what MCP turns into tasks).
@@ -304,8 +306,21 @@ impl<'a> Input<'a> {
     /// The JSON body as `T` (declared with `deny_unknown_fields`): 400
     /// naming the field that does not fit.
     pub fn body<T: DeserializeOwned>(&self) -> Result<T, ApiError> {
+        let declared = self.route.op().body;
+        debug_assert_eq!(
+            declared.map(|b| (b.type_name)()),
+            Some(std::any::type_name::<T>()),
+            "{} parses another body than it declares",
+            self.route.op().name
+        );
         match self.args {
-            Args::Rest { body, .. } => input::body(body),
+            Args::Rest { body, .. } => {
+                let value = input::json_body(body)?;
+                if let Some(declared) = declared {
+                    declared.check(&value)?;
+                }
+                input::from_value(value)
+            }
             Args::Tool(_) => {
                 let args = self.tool_body().cloned().unwrap_or_default();
                 input::from_value(Value::Object(args))

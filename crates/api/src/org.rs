@@ -28,6 +28,7 @@
 //! table, so no token reaches it.
 
 use http::StatusCode;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -35,7 +36,8 @@ use super::error::ApiError;
 use super::input;
 use super::operation::{Operation, Verb, no_filters, operation};
 use super::page::page_request;
-use super::schemas::{Record, Shape, caller_string, described, input as fields, one_of};
+use super::schemas::{Record, Shape};
+use super::shape::{Name, Slug, body};
 use super::{ApiResponse, Ctx, Input, Needs, Op};
 use inbox_domain::ids::Kind;
 use inbox_domain::records::{Grant, Member, Workspace, WorkspaceStatus};
@@ -67,7 +69,7 @@ const ORG: Needs = Needs::Org(Scope::OrgAdmin);
 
 pub static NAME: Operation = Operation {
     summary: "Name the organization (the first call creates its record: the command line's `org create`)",
-    body: Some(|| fields(json!({"name": caller_string(1, 120)}), &["name"])),
+    body: Some(body!(NameBody)),
     answers: &[(StatusCode::OK, Shape::Data(Record::Organization))],
     ..operation("org_name", Verb::Put, "/org", ORG, |ctx, input| Box::pin(name(ctx, input)))
 };
@@ -81,13 +83,7 @@ pub static WORKSPACES: Operation = Operation {
 
 pub static WORKSPACE_CREATE: Operation = Operation {
     summary: "Create a workspace (its id is chosen by the server)",
-    body: Some(|| {
-        fields(
-            json!({"name": caller_string(1, 120),
-                   "slug": described(caller_string(2, 63), "Lowercase letters, digits and -; unique in the organization")}),
-            &["name", "slug"],
-        )
-    }),
+    body: Some(body!(CreateBody)),
     answers: &[(StatusCode::CREATED, Shape::Data(Record::OrgWorkspace))],
     ..operation("workspace_create", Verb::Post, "/org/workspaces", ORG, |ctx, input| Box::pin(create(ctx, input)))
 };
@@ -102,7 +98,7 @@ pub static WORKSPACE_GET: Operation = Operation {
 pub static WORKSPACE_RENAME: Operation = Operation {
     summary: "Rename a workspace",
     id_of: "workspace",
-    body: Some(|| fields(json!({"name": caller_string(1, 120)}), &["name"])),
+    body: Some(body!(NameBody)),
     answers: &[(StatusCode::OK, Shape::Data(Record::OrgWorkspace))],
     ..operation("workspace_rename", Verb::Patch, "/org/workspaces/{id}", ORG, |ctx, input| Box::pin(rename(ctx, input)))
 };
@@ -130,7 +126,7 @@ pub static MEMBERS: Operation = Operation {
 pub static MEMBER_SET: Operation = Operation {
     summary: "Add a person to a workspace, or change their role",
     id_of: "workspace",
-    body: Some(|| fields(json!({"role": one_of(&Role::NAMES)}), &["role"])),
+    body: Some(body!(MemberBody)),
     answers: &[(StatusCode::CREATED, Shape::Data(Record::Member)), (StatusCode::OK, Shape::Data(Record::Member))],
     may_change_nothing: true,
     ..operation("member_set", Verb::Put, "/org/workspaces/{id}/members/{sub}", ORG, |ctx, input| {
@@ -212,7 +208,7 @@ pub static AUDIT: Operation = Operation {
 pub static WORKSPACE_SHARDS: Operation = Operation {
     summary: "Raise a workspace's write shards (operators)",
     id_of: "workspace",
-    body: Some(|| fields(json!({"count": {"type": "integer", "minimum": 1}}), &["count"])),
+    body: Some(body!(ShardsBody)),
     answers: &[(StatusCode::OK, Shape::Data(Record::OrgWorkspace))],
     may_change_nothing: true,
     ..operation("workspace_shards", Verb::Put, "/org/workspaces/{id}/shards", ORG, |ctx, input| {
@@ -220,15 +216,15 @@ pub static WORKSPACE_SHARDS: Operation = Operation {
     })
 };
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct NameBody {
-    name: String,
+    name: Name,
 }
 
 async fn name(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
     let body: NameBody = input.body()?;
-    let name = input::text("name", &body.name, 120)?;
+    let name = body.name.into_string();
     let org = ctx.tenant.org.to_string();
     ctx.store.set_org_name(&ctx.tenant.org, &name, Some(&ctx.audit(&org, StatusCode::OK)?)).await?;
     Ok(ApiResponse::ok(StatusCode::OK, json!({"data": {"id": org, "name": name}})))
@@ -272,17 +268,17 @@ async fn workspaces(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, Api
     Ok(page_of(&found.items, page.next_cursor(ctx.secrets, ctx.tenant, found.next)))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct CreateBody {
-    name: String,
-    slug: String,
+    name: Name,
+    /// Lowercase letters, digits and -; unique in the organization
+    slug: Slug,
 }
 
 async fn create(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
     let body: CreateBody = input.body()?;
-    let name = input::text("name", &body.name, 120)?;
-    let slug = input::slug("slug", &body.slug)?;
+    let (name, slug) = (body.name.into_string(), body.slug.into_string());
     let id = new_id(Kind::Workspace);
     let ws = WorkspaceId::parse(&id).ok_or(ApiError::Unavailable)?;
     let now = now_string();
@@ -309,15 +305,9 @@ async fn get(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     ApiResponse::data(StatusCode::OK, &load(ctx, id).await?.1)
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RenameBody {
-    name: String,
-}
-
 async fn rename(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
-    let body: RenameBody = input.body()?;
-    let name = input::text("name", &body.name, 120)?;
+    let body: NameBody = input.body()?;
+    let name = body.name.into_string();
     let (ws, mut workspace) = load(ctx, input.id()).await?;
     let previous = std::mem::replace(&mut workspace.updated_at, now_string());
     workspace.name = name;
@@ -360,7 +350,7 @@ async fn members(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErr
     Ok(page_of(&found.items, page.next_cursor(ctx.secrets, ctx.tenant, found.next)))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct MemberBody {
     role: Role,
@@ -520,9 +510,10 @@ async fn admin_remove(ctx: &Ctx<'_>, sub: &str) -> Result<ApiResponse, ApiError>
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ShardsBody {
+    #[schemars(range(min = 1))]
     count: u16,
 }
 

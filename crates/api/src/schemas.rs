@@ -52,12 +52,7 @@ pub(super) fn described(mut schema: Value, description: &str) -> Value {
     schema
 }
 
-/// What every caller's text field says of the characters it may not hold
-/// (`api::input::caller_text`). JSON Schema could say it with a `pattern`,
-/// but the tools' argument checker has no regular expressions and the
-/// ranges reach past the Basic Multilingual Plane (tags), where the
-/// patterns' dialects differ; so the description says it.
-pub(super) const CALLER_TEXT: &str = "No control characters (C0, C1: tab, line feed, escape, ...), line or paragraph separators (U+2028, U+2029) or invisible format characters (bidirectional controls, zero-width characters, tags U+E0000-U+E007F): refused naming the character";
+pub(super) use super::shape::CALLER_TEXT;
 
 /// A caller's text field of `min..=max` characters (`CALLER_TEXT`).
 pub(super) fn caller_string(min: u32, max: u32) -> Value {
@@ -106,11 +101,6 @@ fn strict(properties: Value, optional: &[&str]) -> Value {
     json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
 }
 
-/// An input object: only `required` must be given.
-pub(super) fn input(properties: Value, required: &[&str]) -> Value {
-    json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
-}
-
 // ------------------------------------------------------------- parameters
 
 pub(super) fn id(what: &str) -> Value {
@@ -154,7 +144,7 @@ pub fn query_params(op: Op) -> Vec<(&'static str, Value)> {
 
 /// The JSON body `op` takes, if any.
 pub fn body(op: Op) -> Option<Value> {
-    op.body.map(|schema| schema())
+    op.body.map(|body| body.schema())
 }
 
 // ---------------------------------------------------------------- records

@@ -3,6 +3,7 @@
 //! time, 200 after); removing one that is not allowed is 404.
 
 use http::StatusCode;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -10,7 +11,8 @@ use super::error::ApiError;
 use super::input;
 use super::operation::{Operation, Tool, Verb, no_filters, operation};
 use super::page::page_request;
-use super::schemas::{Record, Shape, input as fields, sender};
+use super::schemas::{Record, Shape};
+use super::shape::{Text, body};
 use super::{ApiResponse, Ctx, Input, Needs, Op, inboxes};
 use inbox_domain::Permission::{Administer, Read};
 use inbox_domain::Scope;
@@ -55,7 +57,7 @@ pub static LIST: Operation = Operation {
 pub static ADD: Operation = Operation {
     summary: "Allow a sender (address or @domain)",
     id_of: "inbox",
-    body: Some(|| fields(json!({"sender": sender()}), &["sender"])),
+    body: Some(body!(AddBody)),
     answers: &[
         (StatusCode::CREATED, Shape::Data(Record::AllowedSender)),
         (StatusCode::OK, Shape::Data(Record::AllowedSender)),
@@ -94,15 +96,16 @@ async fn list(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError>
     Ok(ApiResponse::ok(StatusCode::OK, json!({"data": found.items, "meta": {"next_cursor": next}})))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct AddBody {
-    sender: String,
+    /// An e-mail address or @domain
+    sender: Text<3, 254>,
 }
 
 async fn add(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
     let (inbox_id, body) = (input.id(), input.body::<AddBody>()?);
-    let sender = parse_sender("sender", &body.sender)?;
+    let sender = parse_sender("sender", body.sender.as_str())?;
     let inbox = inboxes::load(ctx, inbox_id).await?;
     let allowed = AllowedSender { inbox_id: inbox.id, sender, created_at: now_string() };
     // Already allowed: nothing is written (the call's record is written alone).

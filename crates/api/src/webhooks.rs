@@ -7,6 +7,7 @@
 
 use base64::Engine as _;
 use http::StatusCode;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -16,7 +17,8 @@ use super::input;
 use super::jobs::{accepted, new_job_in};
 use super::operation::{Operation, Tool, Verb, no_filters, operation};
 use super::page::page_request;
-use super::schemas::{Record, SUBSCRIBABLE, Shape, caller_string, described, input as fields, one_of};
+use super::schemas::{Record, SUBSCRIBABLE, Shape};
+use super::shape::{Text, VALUE_RULE, body};
 use super::upsert::{self, Reserved, Upserted};
 use super::{ApiResponse, Ctx, Input, Needs, Op};
 use inbox_domain::Permission::{Administer, Operate, Read};
@@ -63,15 +65,7 @@ pub static GET: Operation = Operation {
 
 pub static UPSERT: Operation = Operation {
     summary: "Create or update a webhook by URL (a new secret is shown once)",
-    body: Some(|| {
-        fields(
-            json!({"url": described(caller_string(8, 2048), "https URL that receives the events"),
-                   "events": {"type": "array", "items": one_of(&SUBSCRIBABLE), "minItems": 1, "maxItems": 3, "uniqueItems": true},
-                   "status": one_of(WebhookStatus::NAMES),
-                   "description": caller_string(1, 200)}),
-            &["url"],
-        )
-    }),
+    body: Some(body!(UpsertBody)),
     answers: &[
         (StatusCode::CREATED, Shape::Data(Record::WebhookWithSecret)),
         (StatusCode::OK, Shape::Data(Record::Webhook)),
@@ -269,13 +263,43 @@ async fn get(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     ApiResponse::data(StatusCode::OK, &load(ctx, id).await?.webhook)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct UpsertBody {
-    url: String,
-    events: Option<Vec<String>>,
+    /// https URL that receives the events
+    url: Text<8, 2048>,
+    events: Option<Events>,
     status: Option<WebhookStatus>,
-    description: Option<String>,
+    description: Option<Text<1, 200>>,
+}
+
+/// The subscribable events a webhook listens to: one to all three, each
+/// once, in the order of `EventType::SUBSCRIBABLE`.
+struct Events(Vec<EventType>);
+
+impl<'de> Deserialize<'de> for Events {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let names = Vec::<String>::deserialize(deserializer)?;
+        parse_events(&names).map(Events).map_err(|e| match e {
+            ApiError::Unprocessable { message, .. } => D::Error::custom(format_args!("{VALUE_RULE}{message}")),
+            other => D::Error::custom(other),
+        })
+    }
+}
+
+impl JsonSchema for Events {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Events".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names = SUBSCRIBABLE;
+        let max = names.len();
+        schemars::json_schema!({"type": "array", "items": {"type": "string", "enum": names}, "minItems": 1, "maxItems": max, "uniqueItems": true})
+    }
 }
 
 /// The subscribable events named in a request: known, at least one, no duplicates.
@@ -289,10 +313,12 @@ fn parse_events(names: &[String]) -> Result<Vec<EventType>, ApiError> {
                 format!("unknown event {name:?}; use email.processed, email.failed, email.rejected"),
             )
         })?;
+        if events.contains(&event) {
+            return Err(ApiError::invalid("events", "must not repeat items"));
+        }
         events.push(event);
     }
     events.sort();
-    events.dedup();
     if events.is_empty() {
         return Err(ApiError::invalid(
             "events",
@@ -377,9 +403,9 @@ impl Reserved for ByUrl<'_> {
 /// upserts of one URL create one webhook (see `api::upsert`).
 async fn upsert(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
     let body: UpsertBody = input.body()?;
-    let url = parse_url(&body.url, ctx.webhook_allow_loopback)?;
-    let events = body.events.as_deref().map(parse_events).transpose()?;
-    let description = body.description.as_deref().map(|d| input::text("description", d, 200)).transpose()?;
+    let url = parse_url(body.url.as_str(), ctx.webhook_allow_loopback)?;
+    let events = body.events.map(|events| events.0);
+    let description = body.description.map(Text::into_string);
     let request = ByUrl { ctx, url, events, status: body.status, description };
     match upsert::upsert(&request).await? {
         Upserted::Created(stored) => {

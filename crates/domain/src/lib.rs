@@ -12,6 +12,9 @@ pub mod scopes;
 pub mod shards;
 pub mod text;
 
+// For `wire_enum!`, which implements `JsonSchema` in the crates that use it.
+pub use schemars;
+
 pub use ids::{OrgId, WorkspaceId};
 pub use roles::{Permission, Role};
 pub use scopes::{Scope, Scopes};

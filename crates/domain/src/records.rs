@@ -12,7 +12,7 @@ use serde_json::Value;
 
 /// An enum whose values are written as fixed strings (JSON, DynamoDB items,
 /// query parameters, schemas): the variants and their names in one list,
-/// with `ALL`, `NAMES`, `as_str` and `parse` made from it, so no other place
+/// with `ALL`, `NAMES`, `as_str`, `parse` and its JSON Schema made from it, so no other place
 /// writes the names again. Exported: `mcp` names its task and result types with it too.
 #[macro_export]
 macro_rules! wire_enum {
@@ -38,6 +38,21 @@ macro_rules! wire_enum {
                     $($text => Some($name::$variant),)+
                     _ => None,
                 }
+            }
+        }
+
+        /// Its schema, from the same list: a string that is one of `NAMES`.
+        impl $crate::schemars::JsonSchema for $name {
+            fn inline_schema() -> bool {
+                true
+            }
+
+            fn schema_name() -> ::std::borrow::Cow<'static, str> {
+                ::std::borrow::Cow::Borrowed(stringify!($name))
+            }
+
+            fn json_schema(_: &mut $crate::schemars::SchemaGenerator) -> $crate::schemars::Schema {
+                $crate::schemars::json_schema!({"type": "string", "enum": $name::NAMES})
             }
         }
     };

@@ -52,6 +52,21 @@ impl Role {
     }
 }
 
+/// A role's schema: one of `NAMES`.
+impl schemars::JsonSchema for Role {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Role")
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "string", "enum": Role::NAMES})
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

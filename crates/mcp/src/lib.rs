@@ -28,7 +28,6 @@ pub mod product;
 pub mod prompts;
 pub mod resources;
 pub mod results;
-pub mod schema;
 pub mod surface;
 pub mod tasks;
 pub mod tools;

@@ -23,10 +23,10 @@ use super::era::{Era, ProtocolVersion};
 use super::jsonrpc::RpcError;
 use super::narrow::Narrowing;
 use super::results::{step_up, tool_result, unavailable};
-use super::schema;
 use super::tasks;
 use super::{Call, Outcome};
 use inbox_api::error::ApiError;
+use inbox_api::shape::{Checker, Place, Violation};
 use inbox_api::{self as api, Input, Needs, Param, Route};
 use inbox_auth::Principal;
 use inbox_domain::{Role, Tenant};
@@ -35,12 +35,29 @@ pub struct Tool {
     pub row: ToolRow,
     /// The arguments it takes (`catalogue::arguments`).
     pub schema: Value,
+    /// `schema`, compiled on the tool's first call.
+    checker: Checker,
     /// The listing entry per protocol version, serialized once: what
     /// `tools/list` is assembled from.
     serialized: [String; 3],
 }
 
 impl Tool {
+    /// What a violation of the arguments is called: a path parameter's is
+    /// the arguments' own (REST has no such answer: a path is found or
+    /// not); the others are the query's or the body's, as REST names them.
+    fn place(&self, violation: &Violation) -> Place {
+        let root = violation.field.split(['.', '[']).next().unwrap_or_default();
+        let op = self.row.op;
+        if !violation.value_rule || Param::named(root).is_some_and(|p| op.template.declares(p)) {
+            Place::ArgumentsShape
+        } else if op.method.args_are_query() {
+            Place::QueryArguments
+        } else {
+            Place::BodyArguments
+        }
+    }
+
     fn needs(&self) -> Needs {
         self.row.op.needs
     }
@@ -102,7 +119,7 @@ impl Tools {
             .map(|row| {
                 let schema = catalogue::arguments(row.op);
                 let serialized = ProtocolVersion::SUPPORTED.map(|v| Tool::render(&row, &schema, v).to_string());
-                Tool { row, schema, serialized }
+                Tool { row, schema, checker: Checker::new(), serialized }
             })
             .collect::<Vec<Tool>>();
         let by_name = tools.iter().enumerate().map(|(i, tool)| (tool.row.name, i)).collect();
@@ -162,15 +179,20 @@ impl Tools {
             Err(ApiError::InsufficientScope { scopes }) => return Err(step_up(call, &scopes)),
             Err(error) => return Ok(tool_result(version, &error.body(), true)),
         };
-        if let Err(invalid) = schema::validate(&tool.schema, &args) {
-            let body = json!({"error": {"code": "invalid_arguments", "message": format!("{}: {}", invalid.field, invalid.message), "details": {"field": invalid.field}}});
-            return Ok(tool_result(version, &body, true));
-        }
         // Text the handler would refuse is refused before any confirmation,
-        // with the handler's own error: a form never quotes it.
+        // with the handler's own error: a form never quotes it. Then the
+        // arguments against the tool's input schema, by the checker that
+        // checks a REST body against the same types' schema, in the same
+        // order: a value rule broken here is the REST answer's code
+        // (`api::shape`).
         if let Err(refused) = api::input::caller_arguments(&args) {
             return Ok(tool_result(version, &refused.body(), true));
         }
+        let args = Value::Object(args);
+        if let Some(violation) = tool.checker.violation(&|| tool.schema.clone(), &args) {
+            return Ok(tool_result(version, &violation.error(tool.place(&violation)).body(), true));
+        }
+        let Value::Object(args) = args else { return Err(RpcError::internal("arguments are an object")) };
 
         // Stage J: destructive calls run only on a confirmation of this call.
         if tool.row.needs_confirmation(&args) {
@@ -284,11 +306,11 @@ mod tests {
     }
 
     #[test]
-    fn every_schema_is_in_the_checked_subset_and_names_its_operations_parameters() {
+    fn every_schema_compiles_and_names_its_operations_parameters() {
         let tools = Tools::new();
         assert_eq!(tools.tools.len(), 22);
         for tool in &tools.tools {
-            assert!(schema::is_supported(&tool.schema), "{}", tool.row.name);
+            assert!(api::shape::compiles(&tool.schema), "{}", tool.row.name);
             let template = tool.row.op.template;
             let required = |p: &str| tool.schema["required"].as_array().is_some_and(|r| r.contains(&json!(p)));
             // Every path parameter is a required argument; `id` is never a body field.
