@@ -33,7 +33,7 @@ use serde_json::json;
 
 use super::error::ApiError;
 use super::input::invalid_parameter;
-use super::operation::{Operation, Tool, Verb, operation};
+use super::operation::{Filters, Operation, Tool, Verb, filters, operation};
 use super::page::page_request;
 use super::schemas::{Record, Shape, caller_string, described, id, string};
 use super::{ApiResponse, Ctx, Input, Needs, Op, Param};
@@ -225,19 +225,16 @@ pub(crate) async fn finish(ctx: &Ctx<'_>, change: &Change<'_>, outcome: &Result<
 
 /// `GET /audit`: newest first; filters `subject`, `target_id`, `since`, `until`.
 /// The trail's filters (this list and the organization's, `super::org::AUDIT`).
-pub(super) fn filters() -> Vec<(&'static str, serde_json::Value)> {
-    let when = |d| described(string(10, 40), d);
-    vec![
-        ("subject", described(caller_string(1, 255), "Only changes by this token subject")),
-        ("target_id", id("record changed")),
-        ("since", when("RFC 3339 time, inclusive, or a date (its midnight UTC)")),
-        ("until", when("RFC 3339 time, inclusive, or a date (its midnight UTC)")),
-    ]
-}
+pub(super) const FILTERS: Filters = filters!(
+    "subject" => described(caller_string(1, 255), "Only changes by this token subject"),
+    "target_id" => id("record changed"),
+    "since" => described(string(10, 40), "RFC 3339 time, inclusive, or a date (its midnight UTC)"),
+    "until" => described(string(10, 40), "RFC 3339 time, inclusive, or a date (its midnight UTC)"),
+);
 
 pub static LIST: Operation = Operation {
     summary: "The workspace's audit trail, newest first (workspace admins)",
-    list: Some(filters),
+    list: Some(FILTERS),
     answers: &[(StatusCode::OK, Shape::Page(Record::AuditRecord))],
     tool: Some(Tool::read(
         "audit_list",
@@ -271,7 +268,7 @@ pub static GET: Operation = Operation {
 pub static OPERATIONS: &[Op] = &[&LIST, &GET];
 
 pub(super) async fn list(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
-    let params = input.params(&["limit", "cursor", "subject", "target_id", "since", "until"])?;
+    let params = input.params()?;
     let mut filter = AuditFilter::default();
     if let Some(subject) = params.get("subject") {
         super::input::caller_query("subject", subject)?;

@@ -11,7 +11,7 @@ use serde_json::json;
 use super::error::ApiError;
 use super::input::{self, invalid_parameter, or_list};
 use super::jobs::{accepted, new_job_in};
-use super::operation::{Operation, Tool, Verb, operation};
+use super::operation::{Operation, Tool, Verb, filters, operation};
 use super::page::page_request;
 use super::schemas::{Record, Shape, described, id as id_param, one_of, string};
 use super::shape::{Address, Copied, List, VALUE_RULE, body};
@@ -52,16 +52,13 @@ pub static INGEST: Operation = Operation {
 
 pub static LIST: Operation = Operation {
     summary: "List e-mails, newest first",
-    list: Some(|| {
-        let when = |d| described(string(10, 40), d);
-        vec![
-            ("inbox_id", id_param("inbox")),
-            ("status", one_of(EmailStatus::NAMES)),
-            ("from", json!({"type": "string", "format": "email", "maxLength": 254})),
-            ("received_after", when("Date (YYYY-MM-DD) or RFC 3339 time, inclusive")),
-            ("received_before", when("Date (YYYY-MM-DD) or RFC 3339 time, inclusive")),
-        ]
-    }),
+    list: Some(filters!(
+        "inbox_id" => id_param("inbox"),
+        "status" => one_of(EmailStatus::NAMES),
+        "from" => json!({"type": "string", "format": "email", "maxLength": 254}),
+        "received_after" => described(string(10, 40), "Date (YYYY-MM-DD) or RFC 3339 time, inclusive"),
+        "received_before" => described(string(10, 40), "Date (YYYY-MM-DD) or RFC 3339 time, inclusive"),
+    )),
     answers: &[(StatusCode::OK, Shape::Page(Record::Email))],
     tool: Some(Tool::read(
         "emails_list",
@@ -134,8 +131,7 @@ pub async fn load(ctx: &Ctx<'_>, id: &str) -> Result<Email, ApiError> {
 }
 
 async fn list(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
-    let params =
-        input.params(&["limit", "cursor", "inbox_id", "status", "from", "received_after", "received_before"])?;
+    let params = input.params()?;
     let mut filter = EmailFilter::default();
     if let Some(inbox) = params.get("inbox_id") {
         if !is_id(Kind::Inbox, inbox) {
@@ -223,8 +219,8 @@ struct IngestBody {
     attachments: List<AttachmentIn, 50>,
 }
 
-/// An attachment as the pipeline describes it: copied from the e-mail,
-/// third-party text kept as received (bounded only).
+// An attachment as the pipeline describes it: copied from the e-mail,
+// third-party text kept as received (bounded only).
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct AttachmentIn {

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::error::ApiError;
 use super::input::{self, invalid_parameter};
-use super::operation::{Operation, Tool, Verb, operation};
+use super::operation::{Operation, Tool, Verb, filters, operation};
 use super::page::page_request;
 use super::schemas::{Record, Shape, caller_string, described, one_of};
 use super::shape::{Name, Slug, body};
@@ -53,12 +53,10 @@ const fn policy_tool(name: &'static str, title: &'static str, description: &'sta
 
 pub static LIST: Operation = Operation {
     summary: "List inboxes",
-    list: Some(|| {
-        vec![
-            ("status", one_of(InboxStatus::NAMES)),
-            ("q", described(caller_string(1, 100), "Text to find in name or slug")),
-        ]
-    }),
+    list: Some(filters!(
+        "status" => one_of(InboxStatus::NAMES),
+        "q" => described(caller_string(1, 100), "Text to find in name or slug"),
+    )),
     answers: &[(StatusCode::OK, Shape::Page(Record::Inbox))],
     tool: Some(Tool::read(
         "inboxes_list",
@@ -115,7 +113,7 @@ pub static DELETE: Operation = Operation {
 };
 
 async fn list(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
-    let params = input.params(&["limit", "cursor", "status", "q"])?;
+    let params = input.params()?;
     let status =
         match params.get("status") {
             None => None,
@@ -219,8 +217,9 @@ async fn upsert(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErro
     }
 }
 
-/// At least one field (`minProperties`), which the handler also checks: a
-/// tool's arguments hold the inbox's id beside them.
+// At least one field (`minProperties`), which the handler also checks: a
+// tool's arguments hold the inbox's id beside them. (Comments on a body type
+// are `//`: a doc comment would be published as its schema's description.)
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(extend("minProperties" = 1))]

@@ -263,7 +263,7 @@ async fn run<'a>(ctx: &'a Ctx<'a>, input: &'a Input<'a>) -> Result<ApiResponse, 
     }
     if !op.takes_query() {
         // Only lists read the query string; anything there is a client mistake.
-        input.params(&[])?;
+        input.params()?;
     }
     // The handler's future is boxed (`operation::Answer`), which keeps it
     // off the caller's stack (it is large in debug builds).

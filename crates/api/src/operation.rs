@@ -49,8 +49,34 @@ pub type Handler = for<'a> fn(&'a Ctx<'a>, &'a Input<'a>) -> Answer<'a>;
 pub type ReplayCheck =
     for<'a> fn(&'a Ctx<'a>, &'a str) -> Pin<Box<dyn Future<Output = Result<(), ApiError>> + Send + 'a>>;
 
-/// A list's filters: each parameter's name and schema.
-pub type Filters = fn() -> Vec<(&'static str, Value)>;
+/// A list's filters besides `limit` and `cursor` (`PAGING`): their names,
+/// which the query string may hold (`Input::params`), and their schemas, in
+/// the same order. Written with `filters!`, one name beside one schema.
+#[derive(Clone, Copy)]
+pub struct Filters {
+    pub names: &'static [&'static str],
+    pub schemas: fn() -> Vec<Value>,
+}
+
+/// The parameters every list takes.
+pub const PAGING: [&str; 2] = ["limit", "cursor"];
+
+/// `list: Some(filters!("status" => one_of(..), "q" => ...))`: a list's
+/// filters, each name written once beside its schema.
+#[macro_export]
+macro_rules! filters {
+    ($($name:literal => $schema:expr),* $(,)?) => {
+        $crate::operation::Filters { names: &[$($name),*], schemas: || vec![$($schema),*] }
+    };
+}
+pub use crate::filters;
+
+impl Filters {
+    /// Each filter's name and schema.
+    pub fn params(&self) -> impl Iterator<Item = (&'static str, Value)> {
+        self.names.iter().copied().zip((self.schemas)())
+    }
+}
 
 /// The HTTP methods of the API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,9 +171,7 @@ pub const fn operation(
 }
 
 /// A list without filters (`limit` and `cursor` only).
-pub fn no_filters() -> Vec<(&'static str, Value)> {
-    Vec::new()
-}
+pub const NO_FILTERS: Filters = Filters { names: &[], schemas: Vec::new };
 
 impl Operation {
     /// Whether the operation changes state (and so honours `Idempotency-Key`
@@ -284,17 +308,24 @@ impl<'a> Input<'a> {
         }
     }
 
-    /// The query parameters, each at most once and only those in `allowed`
-    /// (400 otherwise, naming the parameter). A tool's arguments are the
-    /// same parameters, their values as text.
-    pub fn params(&self, allowed: &[&str]) -> Result<BTreeMap<String, String>, ApiError> {
+    /// The query parameters, each at most once and only those the
+    /// operation declares (a list's `PAGING` and filters; none for the
+    /// others): 400 otherwise, naming the parameter. A tool's arguments are
+    /// the same parameters, their values as text.
+    pub fn params(&self) -> Result<BTreeMap<String, String>, ApiError> {
+        let filters = self.route.op().list.map(|f| f.names);
+        let allowed = |name: &str| filters.is_some_and(|f| PAGING.contains(&name) || f.contains(&name));
+        let refuse = |name: &str| {
+            let names: Vec<&str> = filters.map(|f| PAGING.iter().chain(f).copied().collect()).unwrap_or_default();
+            input::unknown_parameter(name, &names)
+        };
         match self.args {
-            Args::Rest { query, .. } => input::query(query, allowed),
+            Args::Rest { query, .. } => input::query(query, allowed, refuse),
             Args::Tool(_) => {
                 let mut params = BTreeMap::new();
                 for (name, value) in self.tool_query().into_iter().flatten() {
-                    if !allowed.contains(&name.as_str()) {
-                        return Err(input::unknown_parameter(name, allowed));
+                    if !allowed(name) {
+                        return Err(refuse(name));
                     }
                     params.insert(name.clone(), value.as_str().map_or_else(|| value.to_string(), str::to_owned));
                 }

@@ -34,7 +34,7 @@ use serde_json::json;
 
 use super::error::ApiError;
 use super::input;
-use super::operation::{Operation, Verb, no_filters, operation};
+use super::operation::{NO_FILTERS, Operation, Verb, operation};
 use super::page::page_request;
 use super::schemas::{Record, Shape};
 use super::shape::{Name, Slug, body};
@@ -76,7 +76,7 @@ pub static NAME: Operation = Operation {
 
 pub static WORKSPACES: Operation = Operation {
     summary: "List the organization's workspaces",
-    list: Some(no_filters),
+    list: Some(NO_FILTERS),
     answers: &[(StatusCode::OK, Shape::Page(Record::OrgWorkspace))],
     ..operation("org_workspaces_list", Verb::Get, "/org/workspaces", ORG, |ctx, input| Box::pin(workspaces(ctx, input)))
 };
@@ -116,7 +116,7 @@ pub static WORKSPACE_ARCHIVE: Operation = Operation {
 pub static MEMBERS: Operation = Operation {
     summary: "List a workspace's members and their roles",
     id_of: "workspace",
-    list: Some(no_filters),
+    list: Some(NO_FILTERS),
     answers: &[(StatusCode::OK, Shape::Page(Record::Member))],
     ..operation("members_list", Verb::Get, "/org/workspaces/{id}/members", ORG, |ctx, input| {
         Box::pin(members(ctx, input))
@@ -146,7 +146,7 @@ pub static MEMBER_REMOVE: Operation = Operation {
 pub static PIPELINES: Operation = Operation {
     summary: "List the machine clients registered as a workspace's mail pipeline",
     id_of: "workspace",
-    list: Some(no_filters),
+    list: Some(NO_FILTERS),
     answers: &[(StatusCode::OK, Shape::Page(Record::Grant))],
     ..operation("pipelines_list", Verb::Get, "/org/workspaces/{id}/pipelines", ORG, |ctx, input| {
         Box::pin(pipelines(ctx, input))
@@ -174,7 +174,7 @@ pub static PIPELINE_UNREGISTER: Operation = Operation {
 
 pub static ADMINS: Operation = Operation {
     summary: "List the organization's administrators (who holds org_admin)",
-    list: Some(no_filters),
+    list: Some(NO_FILTERS),
     answers: &[(StatusCode::OK, Shape::Page(Record::Grant))],
     ..operation("org_admins_list", Verb::Get, "/org/admins", ORG, |ctx, input| Box::pin(admins(ctx, input)))
 };
@@ -198,7 +198,7 @@ pub static ADMIN_REMOVE: Operation = Operation {
 
 pub static AUDIT: Operation = Operation {
     summary: "The organization's own audit trail (its administrators added and removed), newest first",
-    list: Some(super::audit::filters),
+    list: Some(super::audit::FILTERS),
     answers: &[(StatusCode::OK, Shape::Page(Record::AuditRecord))],
     ..operation("org_audit_list", Verb::Get, "/org/audit", ORG, |ctx, input| Box::pin(super::audit::list(ctx, input)))
 };
@@ -262,7 +262,7 @@ fn page_of<T: serde::Serialize>(items: &[T], next: serde_json::Value) -> ApiResp
 }
 
 async fn workspaces(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
-    let params = input.params(&["limit", "cursor"])?;
+    let params = input.params()?;
     let page = page_request(ctx.secrets, ctx.tenant, "org/workspaces", &params)?;
     let found = ctx.store.list_workspaces(&ctx.tenant.org, page.limit, page.start.clone()).await?;
     Ok(page_of(&found.items, page.next_cursor(ctx.secrets, ctx.tenant, found.next)))
@@ -343,7 +343,7 @@ async fn change(ctx: &Ctx<'_>, ws: WorkspaceId, workspace: &Workspace, previous:
 }
 
 async fn members(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
-    let params = input.params(&["limit", "cursor"])?;
+    let params = input.params()?;
     let (ws, _) = load(ctx, input.id()).await?;
     let page = page_request(ctx.secrets, ctx.tenant, &format!("org/members/{ws}"), &params)?;
     let found = ctx.store.list_members(&tenant_of(ctx, ws), page.limit, page.start.clone()).await?;
@@ -425,7 +425,7 @@ async fn member_remove(ctx: &Ctx<'_>, id: &str, sub: &str) -> Result<ApiResponse
 }
 
 async fn pipelines(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
-    let params = input.params(&["limit", "cursor"])?;
+    let params = input.params()?;
     let (ws, _) = load(ctx, input.id()).await?;
     let page = page_request(ctx.secrets, ctx.tenant, &format!("org/pipelines/{ws}"), &params)?;
     let found = ctx.store.list_pipelines(&tenant_of(ctx, ws), page.limit, page.start.clone()).await?;
@@ -467,7 +467,7 @@ async fn pipeline_unregister(ctx: &Ctx<'_>, id: &str, sub: &str) -> Result<ApiRe
 }
 
 async fn admins(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
-    let params = input.params(&["limit", "cursor"])?;
+    let params = input.params()?;
     let page = page_request(ctx.secrets, ctx.tenant, "org/admins", &params)?;
     let found = ctx.store.list_org_admins(&ctx.tenant.org, page.limit, page.start.clone()).await?;
     Ok(page_of(&found.items, page.next_cursor(ctx.secrets, ctx.tenant, found.next)))

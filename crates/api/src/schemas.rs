@@ -139,7 +139,7 @@ pub(super) fn sender() -> Value {
 /// and `cursor`), none required.
 pub fn query_params(op: Op) -> Vec<(&'static str, Value)> {
     let Some(filters) = op.list else { return Vec::new() };
-    filters().into_iter().chain([("limit", limit()), ("cursor", cursor())]).collect()
+    filters.params().chain([("limit", limit()), ("cursor", cursor())]).collect()
 }
 
 /// The JSON body `op` takes, if any.

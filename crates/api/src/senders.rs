@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::error::ApiError;
 use super::input;
-use super::operation::{Operation, Tool, Verb, no_filters, operation};
+use super::operation::{NO_FILTERS, Operation, Tool, Verb, operation};
 use super::page::page_request;
 use super::schemas::{Record, Shape};
 use super::shape::{Text, body};
@@ -38,7 +38,7 @@ const WRITE: Needs = Needs::Role(Scope::InboxesWrite, Administer);
 pub static LIST: Operation = Operation {
     summary: "List an inbox's allowed senders",
     id_of: "inbox",
-    list: Some(no_filters),
+    list: Some(NO_FILTERS),
     answers: &[(StatusCode::OK, Shape::Page(Record::AllowedSender))],
     tool: Some(Tool::read(
         "inbox_senders_list",
@@ -88,7 +88,7 @@ pub static REMOVE: Operation = Operation {
 };
 
 async fn list(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
-    let (inbox_id, params) = (input.id(), input.params(&["limit", "cursor"])?);
+    let (inbox_id, params) = (input.id(), input.params()?);
     let inbox = inboxes::load(ctx, inbox_id).await?;
     let page = page_request(ctx.secrets, ctx.tenant, &format!("senders/{}", inbox.id), &params)?;
     let found = ctx.store.list_senders(ctx.tenant, &inbox.id, page.limit, page.start.clone()).await?;

@@ -15,7 +15,7 @@ use super::emails::job_tool;
 use super::error::ApiError;
 use super::input;
 use super::jobs::{accepted, new_job_in};
-use super::operation::{Operation, Tool, Verb, no_filters, operation};
+use super::operation::{NO_FILTERS, Operation, Tool, Verb, operation};
 use super::page::page_request;
 use super::schemas::{Record, SUBSCRIBABLE, Shape};
 use super::shape::{Text, VALUE_RULE, body};
@@ -41,7 +41,7 @@ const OPERATE: Needs = Needs::Role(Scope::WebhooksWrite, Operate);
 
 pub static LIST: Operation = Operation {
     summary: "List webhooks",
-    list: Some(no_filters),
+    list: Some(NO_FILTERS),
     answers: &[(StatusCode::OK, Shape::Page(Record::Webhook))],
     tool: Some(Tool::read(
         "webhooks_list",
@@ -134,7 +134,7 @@ pub static ROTATE_SECRET: Operation = Operation {
 pub static DELIVERIES: Operation = Operation {
     summary: "List a webhook's delivery attempts, newest first",
     id_of: "webhook",
-    list: Some(no_filters),
+    list: Some(NO_FILTERS),
     answers: &[(StatusCode::OK, Shape::Page(Record::Delivery))],
     tool: Some(Tool::read(
         "webhook_deliveries_list",
@@ -251,7 +251,7 @@ pub fn parse_url(raw: &str, allow_loopback: bool) -> Result<url::Url, ApiError> 
 }
 
 async fn list(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
-    let params = input.params(&["limit", "cursor"])?;
+    let params = input.params()?;
     let page = page_request(ctx.secrets, ctx.tenant, "webhooks", &params)?;
     let found = ctx.store.list_webhooks(ctx.tenant, page.limit, page.start.clone()).await?;
     let next = page.next_cursor(ctx.secrets, ctx.tenant, found.next);
@@ -467,7 +467,7 @@ async fn test(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
 /// Delivery attempts of a webhook, newest first. The webhook is read in
 /// parallel with the page, so an unknown webhook is 404 at no extra latency.
 async fn deliveries(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
-    let (id, params) = (input.id(), input.params(&["limit", "cursor"])?);
+    let (id, params) = (input.id(), input.params()?);
     if !is_id(Kind::Webhook, id) {
         return Err(not_found());
     }
