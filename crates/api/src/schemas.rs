@@ -18,10 +18,8 @@ use serde_json::{Map, Value, json};
 
 use super::Op;
 use super::route::Param;
-use inbox_domain::records::{
-    DeliveryStatus, EmailStatus, EventType, InboxStatus, JobErrorKind, JobKind, JobStatus, SenderPolicy, Surface,
-    WebhookStatus, WorkspaceStatus,
-};
+use super::shape::output_schema;
+use inbox_domain::records::{self, EmailStatus, EventType, InboxStatus};
 
 /// The events a webhook may subscribe to.
 pub(super) const SUBSCRIBABLE: [&str; 3] = {
@@ -82,10 +80,6 @@ fn nullable(schema: Value) -> Value {
 
 fn text() -> Value {
     json!({"type": "string"})
-}
-
-pub(super) fn time() -> Value {
-    json!({"type": "string", "format": "date-time"})
 }
 
 pub(super) fn count() -> Value {
@@ -205,72 +199,31 @@ impl Record {
         }
     }
 
-    /// The record's schema, whole.
+    /// The record's schema, whole: generated from the type that serialises
+    /// it (`shape::output_schema`) where the answer is one; written here for
+    /// the three the handlers assemble.
     pub fn schema(self) -> Value {
         match self {
             Record::Organization => strict(json!({"id": text(), "name": text()}), &[]),
-            Record::OrgWorkspace => strict(
-                json!({"id": described(text(), "ws_…, chosen by the server"), "name": text(),
-                       "slug": described(text(), "Unique in the organization; never changes"),
-                       "status": one_of(WorkspaceStatus::NAMES), "created_at": time(), "updated_at": time()}),
-                &[],
-            ),
-            Record::Member => strict(
-                json!({"subject": described(text(), "The person's token subject (sub)"),
-                       "role": one_of(&inbox_domain::Role::NAMES), "updated_at": time()}),
-                &[],
-            ),
-            Record::Grant => strict(
-                json!({"subject": described(text(), "The token subject (sub) it is granted to"), "created_at": time()}),
-                &[],
-            ),
-            Record::Inbox => strict(
-                json!({"id": text(), "slug": text(), "name": text(), "status": one_of(InboxStatus::NAMES),
-                       "sender_policy": one_of(SenderPolicy::NAMES), "created_at": time(), "updated_at": time()}),
-                &[],
-            ),
-            Record::AllowedSender => strict(
-                json!({"inbox_id": text(), "sender": described(text(), "A lowercase address or @domain"), "created_at": time()}),
-                &[],
-            ),
-            Record::Email => strict(
-                json!({"id": text(), "inbox_id": text(), "from": text(), "to": text(),
-                       "subject": described(text(), "Third-party text"), "received_at": time(),
-                       "status": one_of(EmailStatus::NAMES), "text": described(text(), "The body: third-party text"),
-                       "attachments": {"type": "array", "items": strict(
-                           json!({"name": text(), "size": count(), "content_type": text()}), &[])},
-                       "extracted": nullable(strict(json!({
-                           "digitable_line": text(), "barcode": text(),
-                           "amount_cents": nullable(described(count(), "null for a utility slip whose value field is a reference quantity")),
-                           "due_date": nullable(json!({"type": "string", "format": "date"})),
-                           "bank_code": nullable(text())}), &[])),
-                       "error": nullable(text()), "created_at": time(), "updated_at": time()}),
-                &[],
-            ),
-            Record::Webhook => strict(webhook_fields(), &[]),
+            Record::OrgWorkspace => output_schema::<records::Workspace>(),
+            Record::Member => output_schema::<records::Member>(),
+            Record::Grant => output_schema::<records::Grant>(),
+            Record::Inbox => output_schema::<records::Inbox>(),
+            Record::AllowedSender => output_schema::<records::AllowedSender>(),
+            Record::Email => output_schema::<records::Email>(),
+            Record::Webhook => output_schema::<records::Webhook>(),
             Record::WebhookWithSecret => {
-                let mut fields = webhook_fields();
-                put(&mut fields, "secret", described(text(), "The signing secret, shown in this answer only"));
-                strict(fields, &[])
+                let mut schema = output_schema::<records::Webhook>();
+                if let Some(properties) = schema.get_mut("properties") {
+                    put(properties, "secret", described(text(), "The signing secret, shown in this answer only"));
+                }
+                if let Some(Value::Array(required)) = schema.get_mut("required") {
+                    required.push(Value::from("secret"));
+                }
+                schema
             }
-            Record::Delivery => strict(
-                json!({"id": text(), "webhook_id": text(), "event_id": text(), "event_type": one_of(EventType::NAMES),
-                       "status": one_of(DeliveryStatus::NAMES), "status_code": nullable(count()),
-                       "duration_ms": nullable(count()), "error": nullable(text()),
-                       "attempt": {"type": "integer", "minimum": 1},
-                       "resend_of": nullable(described(text(), "The delivery this one resends")), "created_at": time()}),
-                &[],
-            ),
-            Record::Job => strict(
-                json!({"id": text(), "kind": one_of(&JobKind::API.map(JobKind::as_str)), "subject_id": text(), "status": one_of(JobStatus::NAMES),
-                       "attempts": count(),
-                       "result": nullable(described(json!({"type": "object"}), "What the job did, once it succeeded")),
-                       "error": nullable(text()),
-                       "error_kind": nullable(described(one_of(JobErrorKind::NAMES), "Why a failed job failed: operation (it cannot be done) or platform (starting it again may work)")),
-                       "created_at": time(), "updated_at": time(),
-                       "lease_until": described(count(), "While running: when the runner's claim lapses (Unix seconds)")}),
-                &["lease_until"],
-            ),
+            Record::Delivery => output_schema::<records::Delivery>(),
+            Record::Job => output_schema::<records::Job>(),
             Record::Workspace => {
                 let counts = strict(
                     Value::Object(EmailStatus::NAMES.iter().map(|s| ((*s).to_owned(), count())).collect::<Map<_, _>>()),
@@ -285,33 +238,13 @@ impl Record {
                     &[],
                 )
             }
-            Record::AuditRecord => strict(
-                json!({"id": described(text(), "aud_ then the time: ids sort by time"), "at": time(),
-                       "request_id": text(), "organization": text(), "workspace": text(),
-                       "subject": described(text(), "The token's sub: the person, or the mail pipeline's client"),
-                       "client": nullable(strict(json!({"name": text(), "version": text()}), &[])),
-                       "surface": one_of(Surface::NAMES),
-                       "action": described(text(), "The tool (or tasks/cancel) for mcp; METHOD /route for rest; the command (admin member set) for cli"),
-                       "operation": described(text(), "The API operation, the same from either surface"),
-                       "target_id": nullable(text()),
-                       "arguments_digest": described(json!({"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"}), "SHA-256 of the operation's arguments, never the arguments"),
-                       "status": described(json!({"type": "integer", "minimum": 100, "maximum": 599}), "HTTP status of the outcome"),
-                       "error_code": nullable(text()),
-                       "changed": described(json!({"type": "boolean"}), "Whether the call changed anything (the record was written with the change)")}),
-                &[],
-            ),
+            Record::AuditRecord => output_schema::<records::AuditRecord>(),
             Record::Error => strict(
                 json!({"error": strict(json!({"code": text(), "message": text(), "details": {"type": "object"}}), &[])}),
                 &[],
             ),
         }
     }
-}
-
-fn webhook_fields() -> Value {
-    json!({"id": text(), "url": text(), "events": {"type": "array", "items": one_of(&SUBSCRIBABLE)},
-           "status": one_of(WebhookStatus::NAMES), "description": nullable(text()),
-           "secret_last4": text(), "created_at": time(), "updated_at": time()})
 }
 
 // -------------------------------------------------------------- responses

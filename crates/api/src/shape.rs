@@ -75,6 +75,35 @@ pub fn input_schema<T: JsonSchema>() -> Value {
     schema
 }
 
+/// The schema of what `T` serialises to, as an answer shows it: inline,
+/// strict (`additionalProperties: false` on every object), a field without a
+/// value `null` (a type array), a field that may be left out (a
+/// `skip_serializing_if`) not required, a `#[schemars(skip)]` field never
+/// shown (and so refused by the strict object).
+pub fn output_schema<T: JsonSchema>() -> Value {
+    let settings = SchemaSettings::draft2020_12().for_serialize().with(|s| {
+        s.meta_schema = None;
+        s.inline_subschemas = true;
+    });
+    let mut schema = SchemaGenerator::new(settings).into_root_schema_for::<T>().to_value();
+    strict(&mut schema);
+    schema
+}
+
+fn strict(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            map.remove("title");
+            if map.contains_key("properties") {
+                map.entry("additionalProperties").or_insert(Value::Bool(false));
+            }
+            map.values_mut().for_each(strict);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strict),
+        _ => {}
+    }
+}
+
 /// Rewrites a generated input schema: an optional field (`Option<T>`) is
 /// left out, never `null` (the checker refuses `null` where the schema has
 /// no `null`), so its `null` alternative goes; titles go (the field names

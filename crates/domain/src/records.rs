@@ -75,24 +75,30 @@ wire_enum! {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Inbox {
     pub id: String,
     pub slug: String,
     pub name: String,
     pub status: InboxStatus,
     pub sender_policy: SenderPolicy,
+    #[schemars(extend("format" = "date-time"))]
     pub created_at: String,
+    #[schemars(extend("format" = "date-time"))]
     pub updated_at: String,
+    // Never shown: deleted records are never returned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
     pub deleted_at: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AllowedSender {
     pub inbox_id: String,
     /// A lowercase address (`billing@acme.com`) or domain (`@acme.com`).
+    #[schemars(description = "A lowercase address or @domain")]
     pub sender: String,
+    #[schemars(extend("format" = "date-time"))]
     pub created_at: String,
 }
 
@@ -106,7 +112,7 @@ wire_enum! {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Attachment {
     pub name: String,
     pub size: u64,
@@ -114,19 +120,21 @@ pub struct Attachment {
 }
 
 /// What e-mail processing found: a validated boleto.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Extracted {
     pub digitable_line: String,
     pub barcode: String,
     /// `None` for a utility slip whose value field is a reference quantity.
+    #[schemars(description = "null for a utility slip whose value field is a reference quantity")]
     pub amount_cents: Option<u64>,
     #[serde(default)]
+    #[schemars(extend("format" = "date"))]
     pub due_date: Option<String>,
     #[serde(default)]
     pub bank_code: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Email {
     pub id: String,
     pub inbox_id: String,
@@ -134,6 +142,7 @@ pub struct Email {
     pub to: String,
     /// Third-party text.
     pub subject: String,
+    #[schemars(extend("format" = "date-time"))]
     pub received_at: String,
     pub status: EmailStatus,
     /// The body: third-party text.
@@ -141,9 +150,13 @@ pub struct Email {
     pub attachments: Vec<Attachment>,
     pub extracted: Option<Extracted>,
     pub error: Option<String>,
+    #[schemars(extend("format" = "date-time"))]
     pub created_at: String,
+    #[schemars(extend("format" = "date-time"))]
     pub updated_at: String,
+    // Never shown: deleted records are never returned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
     pub deleted_at: Option<String>,
 }
 
@@ -169,19 +182,24 @@ wire_enum! {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Webhook {
     pub id: String,
     pub url: String,
+    #[schemars(schema_with = "subscribable_events")]
     pub events: Vec<EventType>,
     pub status: WebhookStatus,
     #[serde(default)]
     pub description: Option<String>,
     /// The last four characters of the signing secret; the secret itself is shown once.
     pub secret_last4: String,
+    #[schemars(extend("format" = "date-time"))]
     pub created_at: String,
+    #[schemars(extend("format" = "date-time"))]
     pub updated_at: String,
+    // Never shown: deleted records are never returned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
     pub deleted_at: Option<String>,
 }
 
@@ -194,7 +212,7 @@ wire_enum! {
 }
 
 /// One attempt to deliver an event to a webhook.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Delivery {
     pub id: String,
     pub webhook_id: String,
@@ -205,10 +223,12 @@ pub struct Delivery {
     pub duration_ms: Option<u64>,
     pub error: Option<String>,
     /// 1 for the first attempt; a resend is a new delivery with the next number.
+    #[schemars(range(min = 1))]
     pub attempt: u32,
     /// The delivery this one resends, if any.
     #[serde(default)]
     pub resend_of: Option<String>,
+    #[schemars(extend("format" = "date-time"))]
     pub created_at: String,
 }
 
@@ -234,6 +254,22 @@ impl JobKind {
         [JobKind::EmailProcess, JobKind::EmailReprocess, JobKind::WebhookTest, JobKind::DeliveryResend];
 }
 
+/// A webhook's events as the API shows them: subscribable ones only.
+fn subscribable_events(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let names = EventType::SUBSCRIBABLE.map(EventType::as_str);
+    schemars::json_schema!({"type": "array", "items": {"type": "string", "enum": names}})
+}
+
+/// A job's kind as the API shows it: the product's kinds (`JobKind::API`).
+fn api_job_kinds(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "string", "enum": JobKind::API.map(JobKind::as_str)})
+}
+
+/// What a job did: an object, once it succeeded.
+fn job_result(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": ["object", "null"], "description": "What the job did, once it succeeded"})
+}
+
 wire_enum! {
     pub enum JobStatus {
         Queued = "queued",
@@ -257,25 +293,35 @@ wire_enum! {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Job {
     pub id: String,
+    #[schemars(schema_with = "api_job_kinds")]
     pub kind: JobKind,
     pub subject_id: String,
     pub status: JobStatus,
     pub attempts: u32,
+    #[schemars(schema_with = "job_result")]
     pub result: Option<Value>,
     pub error: Option<String>,
     /// Set on failed jobs.
     #[serde(default)]
+    #[schemars(
+        description = "Why a failed job failed: operation (it cannot be done) or platform (starting it again may work)"
+    )]
     pub error_kind: Option<JobErrorKind>,
+    #[schemars(extend("format" = "date-time"))]
     pub created_at: String,
+    #[schemars(extend("format" = "date-time"))]
     pub updated_at: String,
     /// While running: when the claim lapses and another runner may take over.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u64", description = "While running: when the runner's claim lapses (Unix seconds)")]
     pub lease_until: Option<u64>,
-    /// What an extension job carries (`JobKind::Extension` only).
+    /// What an extension job carries (`JobKind::Extension` only): never
+    /// shown by the API, whose jobs are the product's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
     pub extension: Option<JobExtension>,
 }
 
@@ -334,7 +380,7 @@ wire_enum! {
 }
 
 /// A workspace of an organization, as its administrators see it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Workspace {
     /// Chosen by the server (`ws_…`).
     pub id: String,
@@ -342,29 +388,34 @@ pub struct Workspace {
     /// Unique in the organization; never changes.
     pub slug: String,
     pub status: WorkspaceStatus,
+    #[schemars(extend("format" = "date-time"))]
     pub created_at: String,
+    #[schemars(extend("format" = "date-time"))]
     pub updated_at: String,
 }
 
 /// A person's role in a workspace.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Member {
     /// The token subject (`sub`) of the person.
     pub subject: String,
     pub role: crate::Role,
+    #[schemars(extend("format" = "date-time"))]
     pub updated_at: String,
 }
 
 /// A machine client registered as a workspace's mail pipeline, or a person
 /// holding `org_admin`: a subject and since when.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Grant {
+    /// The token subject (sub) it is granted to.
     pub subject: String,
+    #[schemars(extend("format" = "date-time"))]
     pub created_at: String,
 }
 
 /// The MCP client that asked, as it named itself (`clientInfo`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ClientInfo {
     pub name: String,
     pub version: String,
@@ -388,10 +439,11 @@ impl ClientInfo {
 /// through what, about which record, with which arguments (a digest of them,
 /// never the arguments) and how it ended. Written in the same transaction as
 /// the change it describes; a refused change, which changed nothing, alone.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AuditRecord {
     /// `aud_` then the time (17 digits) then randomness: ids sort by time.
     pub id: String,
+    #[schemars(extend("format" = "date-time"))]
     pub at: String,
     pub request_id: String,
     pub organization: String,
@@ -410,8 +462,13 @@ pub struct AuditRecord {
     /// The record changed (or, for a refused change, named).
     pub target_id: Option<String>,
     /// `sha256:` and the hex digest of the operation's arguments (see `api::audit`).
+    #[schemars(
+        description = "SHA-256 of the operation's arguments, never the arguments",
+        regex(pattern = r"^sha256:[0-9a-f]{64}$")
+    )]
     pub arguments_digest: String,
     /// The HTTP status of the outcome (a tool's is its operation's).
+    #[schemars(range(min = 100, max = 599))]
     pub status: u16,
     /// The error code of a refused change.
     pub error_code: Option<String>,
