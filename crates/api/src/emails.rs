@@ -14,7 +14,7 @@ use super::jobs::{accepted, new_job_in};
 use super::operation::{Operation, Tool, Verb, filters, operation};
 use super::page::page_request;
 use super::schemas::{Record, Shape, described, id as id_param, one_of, string};
-use super::shape::{Address, Copied, List, VALUE_RULE, body};
+use super::shape::{Address, Copied, List, body, value_rule};
 use super::{ApiResponse, Ctx, Input, Needs, Op};
 use inbox_domain::Permission::{Administer, Operate, Read};
 use inbox_domain::Scope;
@@ -235,11 +235,10 @@ struct Timestamp(String);
 
 impl<'de> Deserialize<'de> for Timestamp {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        use serde::de::Error;
         let raw = String::deserialize(deserializer)?;
         match parse_instant(&raw).filter(|_| raw.contains('T')) {
             Some(instant) => Ok(Timestamp(format(instant))),
-            None => Err(D::Error::custom(format_args!("{VALUE_RULE}must be an RFC 3339 timestamp"))),
+            None => Err(value_rule("must be an RFC 3339 timestamp")),
         }
     }
 }

@@ -17,8 +17,12 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use super::error::ApiError;
-use super::shape::VALUE_RULE;
 use inbox_domain::text;
+
+/// How a value type's `Deserialize` (`super::shape`) marks a broken value
+/// rule, so that `from_value` answers 422 `validation_failed` rather than the
+/// 400 of a wrong shape (serde has one error channel: its message).
+pub const VALUE_RULE: &str = "\u{1}value rule\u{1}";
 
 /// Parses a JSON body into a value: 400 when it is missing, not UTF-8 or
 /// not JSON (duplicate keys included).

@@ -37,7 +37,7 @@ use serde::{Deserialize, de::DeserializeOwned};
 use serde_json::{Value, json};
 
 use super::error::ApiError;
-use super::input;
+use super::input::{self, VALUE_RULE};
 
 /// What every caller's text field says of the characters it may not hold
 /// (`api::input::caller_text`). JSON Schema could say it with a `pattern`,
@@ -51,12 +51,9 @@ pub const CALLER_TEXT: &str = "No control characters (C0, C1: tab, line feed, es
 /// field's doc comment replace a type's description, not extend it).
 const CALLER_TEXT_MARK: &str = "x-caller-text";
 
-/// How a value type's `Deserialize` marks a broken value rule, so that the
-/// error is 422 `validation_failed` rather than the 400 of a wrong shape
-/// (serde has one error channel: its message).
-pub(super) const VALUE_RULE: &str = "\u{1}value rule\u{1}";
-
-fn value_rule<E: de::Error>(why: impl fmt::Display) -> E {
+/// A `Deserialize` error for a broken value rule: 422 `validation_failed`
+/// naming the field (`input::from_value`).
+pub fn value_rule<E: de::Error>(why: impl fmt::Display) -> E {
     E::custom(format_args!("{VALUE_RULE}{why}"))
 }
 

@@ -18,7 +18,7 @@ use super::jobs::{accepted, new_job_in};
 use super::operation::{NO_FILTERS, Operation, Tool, Verb, operation};
 use super::page::page_request;
 use super::schemas::{Record, SUBSCRIBABLE, Shape};
-use super::shape::{Text, VALUE_RULE, body};
+use super::shape::{Text, body, value_rule};
 use super::upsert::{self, Reserved, Upserted};
 use super::{ApiResponse, Ctx, Input, Needs, Op};
 use inbox_domain::Permission::{Administer, Operate, Read};
@@ -282,7 +282,7 @@ impl<'de> Deserialize<'de> for Events {
         use serde::de::Error;
         let names = Vec::<String>::deserialize(deserializer)?;
         parse_events(&names).map(Events).map_err(|e| match e {
-            ApiError::Unprocessable { message, .. } => D::Error::custom(format_args!("{VALUE_RULE}{message}")),
+            ApiError::Unprocessable { message, .. } => value_rule(message),
             other => D::Error::custom(other),
         })
     }
