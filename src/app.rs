@@ -157,7 +157,13 @@ impl App {
         // DynamoDB client's setup (on the one thread the server runs, their
         // CPU work does not).
         let secret = tokio::spawn(async move { crate::secret_store::signing_secrets(&source).await });
-        let ((), store) = tokio::join!(prime, table);
+        // The schema checker's one-time set-up, on this thread while the
+        // round trips above wait on the network (`api::shape::warm_up`).
+        let warm = async {
+            tokio::task::yield_now().await;
+            crate::api::shape::warm_up();
+        };
+        let ((), store, ()) = tokio::join!(prime, table, warm);
         let secrets = joined_secrets(secret).await?;
         let verifier = Verifier::new(config.auth.issuer.clone(), jwks).with_claims(config.auth.claims.clone());
         let mut mcp_resource = Resource::new(&config.mcp_resource, &config.auth.issuer, Scope::USER.to_vec());

@@ -216,6 +216,14 @@ impl Checker {
     }
 }
 
+/// Readies the checker's library: its first compilation in a process builds
+/// the meta-schema's own validator (about 1.2 ms; a later schema compiles in
+/// about 15 µs). The composition root calls this while the container's first
+/// network round trips are in flight, so no caller's first call pays it.
+pub fn warm_up() {
+    let _ = jsonschema::options().build(&json!({"type": "object"}));
+}
+
 /// Whether `schema` compiles as the checker compiles it (for the tests:
 /// a published schema that does not would check nothing).
 pub fn compiles(schema: &Value) -> bool {
