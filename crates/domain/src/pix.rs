@@ -177,7 +177,8 @@ mod tests {
         if let Some(amount) = amount {
             body += &field(54, amount);
         }
-        body += &(field(58, "BR") + &field(59, "ENERGIA SA") + &field(60, "SAO PAULO") + &field(62, &field(5, "FAT123")));
+        body +=
+            &(field(58, "BR") + &field(59, "ENERGIA SA") + &field(60, "SAO PAULO") + &field(62, &field(5, "FAT123")));
         signed(&body)
     }
 
@@ -185,6 +186,18 @@ mod tests {
     fn the_crc_is_ccitt_false() {
         // The catalogue's check value of CRC-16/CCITT-FALSE.
         assert_eq!(crc16(b"123456789"), 0x29B1);
+    }
+
+    /// The example of the Central Bank's manual of BR Code payloads ("Manual
+    /// de Padrões para Iniciação do Pix"): an oracle this module did not write.
+    #[test]
+    fn the_central_banks_example_reads_as_the_manual_says() {
+        let code = "00020126580014br.gov.bcb.pix0136123e4567-e12b-12d1-a456-4266554400005204000053039865802BR5913Fulano de Tal6008BRASILIA62070503***63041D3D";
+        let pix = parse(code).unwrap();
+        assert_eq!(pix.key.as_deref(), Some("123e4567-e12b-12d1-a456-426655440000"));
+        assert_eq!((pix.merchant_name.as_str(), pix.merchant_city.as_str()), ("Fulano de Tal", "BRASILIA"));
+        assert_eq!((pix.amount_cents, pix.url.as_deref(), pix.txid.as_deref()), (None, None, Some("***")));
+        assert_eq!(find_all(&format!("Pague: {code} (copia e cola)")), vec![pix]);
     }
 
     #[test]
@@ -224,7 +237,8 @@ mod tests {
 
     #[test]
     fn amounts_parse_to_centavos() {
-        for (text, cents_) in [("1", Some(100)), ("1.5", Some(150)), ("0.01", Some(1)), ("1.234", None), ("-1", None), (".5", None)]
+        for (text, cents_) in
+            [("1", Some(100)), ("1.5", Some(150)), ("0.01", Some(1)), ("1.234", None), ("-1", None), (".5", None)]
         {
             assert_eq!(cents(text), cents_, "{text}");
         }
