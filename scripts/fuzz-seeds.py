@@ -43,3 +43,6 @@ for path in list((ROOT / "src").rglob("*.rs")) + list((ROOT / "tests").rglob("*.
 for line in sorted(lines):
     seed("boleto", f"Segue o boleto:\n{line}\nObrigado.")
 seed("sealed_token", "not-a-token")
+# Raw messages: the ones Python's email package wrote for the mail crate's tests.
+for path in sorted((ROOT / "crates/mail/tests/messages").glob("*.eml")):
+    seed("mail", path.read_bytes())

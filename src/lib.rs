@@ -29,6 +29,7 @@
 pub use inbox_api as api;
 pub use inbox_auth as auth;
 pub use inbox_domain as domain;
+pub use inbox_mail as mail;
 pub use inbox_mcp as mcp;
 pub use inbox_outbound as outbound;
 pub use inbox_store as store;

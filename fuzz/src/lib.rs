@@ -7,6 +7,7 @@
 
 pub mod boleto;
 pub mod jsonrpc;
+pub mod mail;
 pub mod mcp_prepare;
 pub mod routing_header;
 pub mod sealed_token;

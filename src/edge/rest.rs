@@ -14,7 +14,7 @@ use crate::api::audit::Origin;
 use crate::api::error::ApiError;
 use crate::api::idempotency::idempotent;
 use crate::api::tenancy::{self, TenancyError, Tenant};
-use crate::api::{ApiRequest, ApiResponse, Input, Needs, Route, authorize, dispatch};
+use crate::api::{ApiRequest, ApiResponse, Input, Media, Needs, Route, authorize, dispatch};
 use crate::auth::Principal;
 use crate::domain::Scope;
 use crate::domain::records::Surface;
@@ -153,13 +153,23 @@ async fn authenticated(
             &parsed
         }
     };
-    if !req.body.is_empty() && !gate::is_json(req.headers) {
+    let media = if route.op().accepts_message && gate::is_message(req.headers) {
+        Media::Message
+    } else if req.body.is_empty() || gate::is_json(req.headers) {
+        Media::Json
+    } else if route.op().accepts_message {
+        return Err(ApiError::bad_request(
+            "unsupported_media_type",
+            "Send a JSON body with Content-Type: application/json, or the raw message with Content-Type: message/rfc822",
+            json!({}),
+        ));
+    } else {
         return Err(ApiError::bad_request(
             "unsupported_media_type",
             "Send JSON bodies with Content-Type: application/json",
             json!({}),
         ));
-    }
+    };
     let header = req.headers.get(tenancy::HEADER).and_then(|v| v.to_str().ok());
     let tenant = match route.op().needs {
         // The scope of a route that is not a workspace's is checked before
@@ -201,10 +211,11 @@ async fn authenticated(
     let permit = authorize(&ctx, route.op())?;
     match key.filter(|_| route.op().is_write()) {
         Some(key) => {
-            let api_request = ApiRequest { method: req.method, path: req.path, query: req.query, body: req.body };
+            let api_request =
+                ApiRequest { method: req.method, path: req.path, query: req.query, body: req.body, media };
             // Boxed: its table calls would size every request's future.
             Box::pin(idempotent(&ctx, permit, route, &api_request, key)).await
         }
-        None => dispatch(&ctx, permit, &Input::rest(route, req.query, req.body)).await,
+        None => dispatch(&ctx, permit, &Input::rest_as(route, req.query, req.body, media)).await,
     }
 }

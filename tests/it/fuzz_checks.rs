@@ -8,6 +8,8 @@
 mod boleto;
 #[path = "../../fuzz/src/jsonrpc.rs"]
 mod jsonrpc;
+#[path = "../../fuzz/src/mail.rs"]
+mod mail;
 #[path = "../../fuzz/src/mcp_prepare.rs"]
 mod mcp_prepare;
 #[path = "../../fuzz/src/routing_header.rs"]
@@ -82,6 +84,17 @@ fn the_text_targets_hold_on_inputs_of_their_kind() {
         &[1, 0, 9, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
     );
     boleto::check(format!("Segue o boleto:\n{barcode}\nObrigado.").as_bytes());
+    // The generated test messages, whole and cut anywhere.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/mail/tests/messages");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) == Some("eml") {
+            let raw = std::fs::read(&path).unwrap();
+            for end in (0..raw.len()).step_by(97).chain([raw.len()]) {
+                mail::check(&raw[..end]);
+            }
+        }
+    }
 }
 
 proptest! {
@@ -96,6 +109,7 @@ proptest! {
         sealed_token::check(&data);
         webhook_url::check(&data);
         boleto::check(&data);
+        mail::check(&data);
     }
 
     /// Generated JSON-RPC-shaped text reaches past the parser's first refusal.

@@ -25,6 +25,7 @@ mod oauth;
 mod one_validation;
 mod operations;
 mod properties;
+mod raw_mail;
 mod rest_api;
 mod runtime;
 mod schemas;

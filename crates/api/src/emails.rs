@@ -43,6 +43,7 @@ pub static INGEST: Operation = Operation {
     summary: "Ingest a received e-mail (the mail pipeline)",
     id_of: "inbox",
     body: Some(body!(IngestBody, copied)),
+    accepts_message: true,
     answers: &[(StatusCode::ACCEPTED, Shape::AcceptedEmail)],
     enqueues: true,
     ..operation("email_ingest", Verb::Post, "/inboxes/{id}/emails", Needs::Scope(Scope::EmailsIngest), |ctx, input| {
@@ -215,6 +216,8 @@ struct IngestBody {
     text: Copied<0, { 512 * 1024 }>,
     /// When the message was received (RFC 3339); now when omitted
     received_at: Option<Timestamp>,
+    /// The message's Message-ID, without angle brackets: a second ingestion of it into this inbox is the same e-mail
+    message_id: Option<Copied<1, 998>>,
     #[serde(default)]
     attachments: List<AttachmentIn, 50>,
 }
@@ -255,18 +258,87 @@ impl JsonSchema for Timestamp {
     }
 }
 
+/// What an ingestion brings, from either form.
+struct Incoming {
+    from: String,
+    to: String,
+    subject: String,
+    received_at: String,
+    message_id: Option<String>,
+    text: String,
+    attachments: Vec<Attachment>,
+}
+
+impl Incoming {
+    fn from_json(body: IngestBody) -> Incoming {
+        Incoming {
+            from: body.from.into_string(),
+            to: body.to.into_string(),
+            subject: body.subject.into_string().trim().to_owned(),
+            received_at: body.received_at.map_or_else(now_string, |t| t.0),
+            message_id: body.message_id.map(Copied::into_string),
+            text: body.text.into_string(),
+            attachments: (body.attachments.into_vec().into_iter())
+                .map(|a| Attachment {
+                    name: a.name.into_string(),
+                    size: a.size,
+                    content_type: a.content_type.into_string(),
+                })
+                .collect(),
+        }
+    }
+
+    /// A raw message (`inbox_mail`): a body that is no message, or breaks a
+    /// limit, is 400 `invalid_message`; too many attachments is the JSON
+    /// form's 422; a `From` that is no address is 422 naming `from`. A
+    /// missing or unreadable `To` is empty, a missing or unreadable `Date`
+    /// is now. Only the attachments' names, types and sizes are kept.
+    fn from_message(raw: &[u8]) -> Result<Incoming, ApiError> {
+        let message = inbox_mail::read(raw).map_err(|refusal| match refusal {
+            inbox_mail::Refusal::TooManyAttachments(_) => ApiError::invalid("attachments", refusal.to_string()),
+            _ => ApiError::bad_request("invalid_message", refusal.to_string(), json!({})),
+        })?;
+        let from = message.from.as_deref().unwrap_or_default();
+        let from = input::email_address("from", from)
+            .map_err(|_| ApiError::invalid("from", "the message's From must be an e-mail address"))?;
+        let to = message.to.as_deref().and_then(|to| input::email_address("to", to).ok()).unwrap_or_default();
+        let received_at = match message.date.and_then(|t| time::OffsetDateTime::from_unix_timestamp(t).ok()) {
+            Some(instant) => format(instant),
+            None => now_string(),
+        };
+        let cut = |text: &str, max: usize| text.chars().take(max).collect::<String>();
+        Ok(Incoming {
+            from,
+            to,
+            subject: cut(message.subject.trim(), 998),
+            received_at,
+            message_id: message.message_id.map(|id| cut(&id, 998)),
+            text: message.text,
+            attachments: (message.attachments.into_iter())
+                .map(|a| Attachment {
+                    name: cut(&a.name, 255),
+                    size: a.bytes.len() as u64,
+                    content_type: cut(&a.content_type, 127),
+                })
+                .collect(),
+        })
+    }
+}
+
 /// `POST /inboxes/{id}/emails`, for the organization's mail-receiving
-/// pipeline (scope `emails:ingest`, no person). Stores the e-mail —
+/// pipeline (scope `emails:ingest`, no person): the JSON form, or the raw
+/// message (`Content-Type: message/rfc822`). Stores the e-mail —
 /// `rejected` when the inbox accepts allowed senders only and this one is not
-/// allowed — and enqueues its processing in the same transaction: 202.
+/// allowed — and enqueues its processing in the same transaction: 202. A
+/// `Message-ID` already ingested into this inbox is the same e-mail: 202
+/// naming it and the job that processed it first, nothing written.
 async fn ingest(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
-    let (inbox_id, body) = (input.id(), input.body::<IngestBody>()?);
-    let (from, to) = (body.from.into_string(), body.to.into_string());
-    let subject = body.subject.into_string().trim().to_owned();
-    let received_at = body.received_at.map_or_else(now_string, |t| t.0);
-    let attachments: Vec<Attachment> = (body.attachments.into_vec().into_iter())
-        .map(|a| Attachment { name: a.name.into_string(), size: a.size, content_type: a.content_type.into_string() })
-        .collect();
+    let inbox_id = input.id();
+    let incoming = match input.message() {
+        Some(raw) => Incoming::from_message(raw)?,
+        None => Incoming::from_json(input.body::<IngestBody>()?),
+    };
+    let Incoming { from, to, subject, received_at, message_id, text, attachments } = incoming;
     // Kept a few seconds per container: every ingestion reads its inbox (`store::cache`).
     let inbox = super::fetch(Kind::Inbox, "Inbox", inbox_id, async || {
         ctx.store.inbox_for_ingestion(ctx.tenant, inbox_id).await
@@ -278,6 +350,11 @@ async fn ingest(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErro
             message: "This inbox is paused and accepts no mail".into(),
         });
     }
+    if let Some(message_id) = &message_id
+        && let Some(first) = ctx.store.ingested(ctx.tenant, &inbox.id, message_id).await?
+    {
+        return ingested_before(ctx, &first).await;
+    }
     let allowed =
         inbox.sender_policy == SenderPolicy::Anyone || ctx.store.sender_allowed(ctx.tenant, &inbox.id, &from).await?;
     let now = now_string();
@@ -288,8 +365,9 @@ async fn ingest(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErro
         to,
         subject,
         received_at,
+        message_id,
         status: if allowed { EmailStatus::Received } else { EmailStatus::Rejected },
-        text: body.text.into_string(),
+        text,
         attachments,
         extracted: None,
         error: (!allowed).then(|| format!("sender {from} is not allowed in inbox {}", inbox.slug)),
@@ -298,10 +376,42 @@ async fn ingest(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErro
         deleted_at: None,
     };
     let job = new_job_in(JobKind::EmailProcess, &email.id, &ctx.tenant.shards);
-    ctx.store.create_email_with_job(ctx.tenant, &email, &job, &ctx.audit(&email.id, StatusCode::ACCEPTED)?).await?;
-    let mut response = accepted(&job)?;
+    match ctx.store.create_email_with_job(ctx.tenant, &email, &job, &ctx.audit(&email.id, StatusCode::ACCEPTED)?).await
+    {
+        Ok(()) => {}
+        // The same message, ingested by a concurrent request in between.
+        Err(StoreError::Conflict) if email.message_id.is_some() => {
+            let message_id = email.message_id.as_deref().unwrap_or_default();
+            return match ctx.store.ingested(ctx.tenant, &inbox.id, message_id).await? {
+                Some(first) => ingested_before(ctx, &first).await,
+                None => Err(StoreError::Conflict.into()),
+            };
+        }
+        Err(e) => return Err(e.into()),
+    }
+    accepted_email(&job, &email)
+}
+
+/// 202 with the job and the e-mail (`Shape::AcceptedEmail`).
+fn accepted_email(job: &inbox_domain::records::Job, email: &Email) -> Result<ApiResponse, ApiError> {
+    let mut response = accepted(job)?;
     if let Some(serde_json::Value::Object(data)) = response.body.get_mut("data") {
         data.insert("email".into(), json!({"id": email.id, "status": email.status}));
     }
     Ok(response)
+}
+
+/// A message ingested before: the answer its first ingestion gave, as the
+/// e-mail and its job are now. One since deleted (or whose job is gone) is
+/// 409 `already_ingested`, naming it.
+async fn ingested_before(ctx: &Ctx<'_>, first: &inbox_store::Ingested) -> Result<ApiResponse, ApiError> {
+    let email = ctx.store.get_email(ctx.tenant, &first.email_id).await?;
+    let job = ctx.store.get_job(ctx.tenant, &first.job_id).await?;
+    match (email, job) {
+        (Some(email), Some(job)) => accepted_email(&job, &email),
+        _ => Err(ApiError::Conflict {
+            code: "already_ingested",
+            message: format!("This message was ingested before as {}, since deleted", first.email_id),
+        }),
+    }
 }

@@ -49,7 +49,7 @@ pub async fn idempotent(
             });
         }
     }
-    let result = dispatch(ctx, permit, &super::Input::rest(route, req.query, req.body)).await;
+    let result = dispatch(ctx, permit, &super::Input::rest_as(route, req.query, req.body, req.media)).await;
     let kept = match &result {
         Ok(response) => Some(StoredResponse {
             status: response.status.as_u16(),

@@ -39,7 +39,7 @@ pub use ctx::{Ctx, Services};
 use error::ApiError;
 use inbox_domain::records::Job;
 use inbox_domain::{Permission, Scope};
-pub use operation::{Input, Op, Operation, Verb};
+pub use operation::{Input, Media, Op, Operation, Verb};
 pub use route::{Param, Route, Template};
 
 /// One call of the API with a path, from either edge.
@@ -50,6 +50,7 @@ pub struct ApiRequest<'a> {
     pub path: &'a str,
     pub query: Option<&'a str>,
     pub body: &'a [u8],
+    pub media: Media,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -216,7 +217,7 @@ pub async fn authorize_replay(ctx: &Ctx<'_>, route: &Route) -> Result<(), ApiErr
 /// Parse, authorize, run: a whole call for a caller that has a path.
 pub async fn call(ctx: &Ctx<'_>, req: &ApiRequest<'_>) -> Result<ApiResponse, ApiError> {
     let route = Route::parse(req.method, req.path)?;
-    invoke(ctx, &Input::rest(&route, req.query, req.body)).await
+    invoke(ctx, &Input::rest_as(&route, req.query, req.body, req.media)).await
 }
 
 /// Authorize, run: a whole call of a known operation, for a caller inside

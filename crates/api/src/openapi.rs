@@ -109,11 +109,15 @@ fn operation(op: Op) -> Value {
         "security": security,
     });
     if let Some(body) = schemas::body(op) {
-        put(
-            &mut operation,
-            "requestBody",
-            json!({"required": true, "content": {"application/json": {"schema": body}}}),
-        );
+        let mut content = json!({"application/json": {"schema": body}});
+        if op.accepts_message {
+            put(
+                &mut content,
+                "message/rfc822",
+                json!({"schema": {"type": "string", "description": "The raw message as received (RFC 5322, MIME): sender, recipient, subject, Date, Message-ID, the text (HTML-only bodies and forwarded messages included) and the attachments' names, types and sizes are taken from it"}}),
+            );
+        }
+        put(&mut operation, "requestBody", json!({"required": true, "content": content}));
     }
     operation
 }

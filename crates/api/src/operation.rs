@@ -123,6 +123,9 @@ pub struct Operation {
     /// A paginated list: the filters it takes besides `limit` and `cursor`.
     /// Only lists read the query string.
     pub list: Option<Filters>,
+    /// It also takes a raw e-mail message (`Content-Type: message/rfc822`)
+    /// as its body (`Input::message`).
+    pub accepts_message: bool,
     /// The JSON body it takes, if any: the type its handler parses
     /// (`Body::of::<T>()`), which gives the published schema and its check.
     pub body: Option<&'static Body>,
@@ -161,6 +164,7 @@ pub const fn operation(
         id_of: "",
         list: None,
         body: None,
+        accepts_message: false,
         answers: &[],
         enqueues: false,
         may_change_nothing: false,
@@ -249,11 +253,21 @@ impl Tool {
 #[derive(Debug, Clone, Copy)]
 pub enum Args<'a> {
     /// As REST received them.
-    Rest { query: Option<&'a str>, body: &'a [u8] },
+    Rest { query: Option<&'a str>, body: &'a [u8], media: Media },
     /// An MCP tool's arguments without the path parameters, already checked
     /// against the tool's input schema: the query of a GET or DELETE, the
     /// body of the other methods.
     Tool(&'a Map<String, Value>),
+}
+
+/// What a REST body is (the edge admits the second only where the
+/// operation `accepts_message`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Media {
+    #[default]
+    Json,
+    /// A raw e-mail message (`message/rfc822`).
+    Message,
 }
 
 /// One call as its handler reads it.
@@ -265,7 +279,20 @@ pub struct Input<'a> {
 
 impl<'a> Input<'a> {
     pub fn rest(route: &'a Route, query: Option<&'a str>, body: &'a [u8]) -> Input<'a> {
-        Input { route, args: Args::Rest { query, body } }
+        Input::rest_as(route, query, body, Media::Json)
+    }
+
+    /// A REST call whose body is `media`.
+    pub fn rest_as(route: &'a Route, query: Option<&'a str>, body: &'a [u8], media: Media) -> Input<'a> {
+        Input { route, args: Args::Rest { query, body, media } }
+    }
+
+    /// The raw e-mail message the body is, when it is one.
+    pub fn message(&self) -> Option<&'a [u8]> {
+        match self.args {
+            Args::Rest { body, media: Media::Message, .. } => Some(body),
+            Args::Rest { .. } | Args::Tool(_) => None,
+        }
     }
 
     pub fn tool(route: &'a Route, args: &'a Map<String, Value>) -> Input<'a> {

@@ -144,6 +144,10 @@ pub struct Email {
     pub subject: String,
     #[schemars(extend("format" = "date-time"))]
     pub received_at: String,
+    /// The message's `Message-ID`, without its angle brackets: one e-mail per
+    /// `Message-ID` and inbox. `null` when the pipeline gave none.
+    #[serde(default)]
+    pub message_id: Option<String>,
     pub status: EmailStatus,
     /// The body: third-party text.
     pub text: String,

@@ -4,7 +4,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
 
 use super::items::{Item, Keys, ListQuery, Page, Position, to_item};
 use super::keys::{self};
-use super::writes::{Audit, built, home, put, shard_pks};
+use super::writes::{Audit, built, home, keyed_homes, put, shard_pks};
 use super::{Store, StoreError, s};
 use inbox_domain::Tenant;
 use inbox_domain::records::{Email, EmailStatus, Job};
@@ -12,6 +12,14 @@ use inbox_domain::records::{Email, EmailStatus, Job};
 /// On an e-mail item in `processing`: the id of the job that set it there
 /// (not part of the e-mail's JSON). Any later write of the e-mail drops it.
 pub(super) const PENDING_JOB: &str = "pending_job";
+
+/// What a `Message-ID` ingested into an inbox became: the e-mail, and the
+/// job that processed it first.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Ingested {
+    pub email_id: String,
+    pub job_id: String,
+}
 
 /// E-mail list filters.
 #[derive(Default)]
@@ -112,11 +120,34 @@ impl Store {
         job: &Job,
         audit: &Audit<'_>,
     ) -> Result<(), StoreError> {
-        let items = vec![
+        let mut items = vec![
             put(self.table(), Self::email_item(t, email)?, Some("attribute_not_exists(pk)"))?,
             self.job_put(t, job)?,
         ];
+        // One e-mail per `Message-ID` and inbox: a second ingestion of the
+        // message fails this condition (`Conflict`; `ingested` names the
+        // first). Keyed like idempotency keys, spread over the write shards.
+        if let Some(message_id) = &email.message_id {
+            let sk = keys::message(&email.inbox_id, message_id);
+            let record = Ingested { email_id: email.id.clone(), job_id: job.id.clone() };
+            let item = to_item(Keys::new(keyed_homes(t, &sk).0, sk), &record)?;
+            items.push(put(self.table(), item, Some("attribute_not_exists(pk)"))?);
+        }
         self.transact_audited(t, items, Some(audit)).await
+    }
+
+    /// The e-mail `message_id` became in `inbox_id`, if it was ingested
+    /// there (its home, and during the grace after a change of shards the
+    /// partition it was written to before).
+    pub async fn ingested(&self, t: &Tenant, inbox_id: &str, message_id: &str) -> Result<Option<Ingested>, StoreError> {
+        let sk = keys::message(inbox_id, message_id);
+        let (home, elsewhere) = keyed_homes(t, &sk);
+        for pk in std::iter::once(home).chain(elsewhere) {
+            if let Some(found) = self.get::<Ingested>(pk, sk.clone()).await? {
+                return Ok(Some(found));
+            }
+        }
+        Ok(None)
     }
 
     /// Soft-deletes a live e-mail that still has `previous_updated_at`; it leaves every list.

@@ -195,6 +195,14 @@ pub fn email(id: &str) -> String {
     format!("EML#{id}")
 }
 
+/// What a `Message-ID` ingested into an inbox became (its digest: a
+/// `Message-ID` may be up to 998 characters, a sort key 1 KiB).
+pub fn message(inbox_id: &str, message_id: &str) -> String {
+    let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, message_id.as_bytes());
+    let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    format!("MSG#{inbox_id}#{hex}")
+}
+
 pub fn emails_index(ws_pk: &str) -> String {
     format!("{ws_pk}#EML")
 }

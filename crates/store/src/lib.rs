@@ -28,7 +28,7 @@ mod webhooks;
 mod writes;
 
 pub use audit::AuditFilter;
-pub use emails::{EmailCounts, EmailFilter};
+pub use emails::{EmailCounts, EmailFilter, Ingested};
 pub use inboxes::InboxFilter;
 pub use jobs::ToCancel;
 pub use memberships::OrgWorkspaces;

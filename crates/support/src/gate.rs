@@ -112,6 +112,12 @@ pub fn is_json(headers: &HeaderMap) -> bool {
     content_type.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case("application/json")
 }
 
+/// Whether the body is a raw e-mail message (`Content-Type: message/rfc822`).
+pub fn is_message(headers: &HeaderMap) -> bool {
+    let content_type = headers.get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    content_type.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case("message/rfc822")
+}
+
 /// Whether the client takes JSON answers: no `Accept`, or one that admits it.
 pub fn accepts_json(headers: &HeaderMap) -> bool {
     !headers.contains_key(http::header::ACCEPT)

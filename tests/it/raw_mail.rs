@@ -1,0 +1,138 @@
+//! Raw messages in (issue 45, its first part): the mail pipeline posts the
+//! message as received (`Content-Type: message/rfc822`), the server reads it
+//! (`inbox_mail`) and stores and processes it like the JSON form. The
+//! messages are the ones Python's standard `email` package wrote
+//! (crates/mail/tests/messages/make.py): UTF-8 quoted-printable, ISO-8859-1
+//! base64, Windows-1252, HTML only, multipart with a PDF, a forwarded bill,
+//! an authenticated one — each carries the same boleto line, which its job
+//! must find.
+
+use crate::common::{self, Harness, Req, get, send};
+use crate::jobs_and_webhooks::{ingested, run_job};
+use inbox::domain::records::JobStatus;
+use inbox::worker::Ran;
+use serde_json::{Value, json};
+
+const MESSAGES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/crates/mail/tests/messages");
+
+fn post_message<'a>(h: &'a Harness, inbox: &str, raw: &[u8]) -> Req<'a> {
+    let token = h.token_for("svc_mailpipe", "org_demo", "emails:ingest");
+    h.api("POST", &format!("/inboxes/{inbox}/emails"))
+        .token(&token)
+        .header("x-workspace-id", "ws_main")
+        .header("content-type", "message/rfc822")
+        .raw(raw)
+}
+
+fn messages() -> Vec<(String, Vec<u8>, Value)> {
+    let mut found: Vec<(String, Vec<u8>, Value)> = std::fs::read_dir(MESSAGES)
+        .unwrap()
+        .filter_map(|entry| {
+            let path = entry.unwrap().path();
+            (path.extension()? == "eml").then(|| {
+                let expect = std::fs::read_to_string(path.with_extension("json")).unwrap();
+                let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+                (name, std::fs::read(&path).unwrap(), serde_json::from_str(&expect).unwrap())
+            })
+        })
+        .collect();
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    found
+}
+
+#[tokio::test]
+async fn every_generated_message_is_ingested_raw_and_its_boleto_found() {
+    let h = Harness::new();
+    let all = messages();
+    assert_eq!(all.len(), 7);
+    for (name, raw, expect) in all {
+        let resp = send(post_message(&h, "inb_receipts", &raw)).await;
+        let (email_id, status, job_id) = ingested(&resp);
+        assert_eq!(status, "received", "{name}");
+        let stored = get(&h, &format!("/emails/{email_id}")).await["data"].clone();
+        assert_eq!(stored["from"], expect["from"], "{name}: {stored}");
+        assert_eq!(stored["to"], expect["to"], "{name}: {stored}");
+        assert_eq!(stored["subject"], expect["subject"], "{name}: {stored}");
+        assert_eq!(stored["message_id"], expect["message_id"], "{name}: {stored}");
+        assert_eq!(stored["received_at"], expect["date"].as_str().unwrap().replace('Z', ".000Z"), "{name}");
+        let names: Vec<&Value> = expect["attachments"].as_array().unwrap().iter().map(|a| &a["name"]).collect();
+        let stored_names: Vec<&Value> = stored["attachments"].as_array().unwrap().iter().map(|a| &a["name"]).collect();
+        assert_eq!(stored_names, names, "{name}");
+
+        assert_eq!(run_job(&h, &job_id).await, Ran::Finished(JobStatus::Succeeded), "{name}");
+        let stored = get(&h, &format!("/emails/{email_id}")).await["data"].clone();
+        assert_eq!(stored["status"], "processed", "{name}: {stored}");
+        assert_eq!(stored["extracted"]["digitable_line"], "34191091233456780000701234567897116560000015990", "{name}");
+        assert_eq!(stored["extracted"]["amount_cents"], 15_990, "{name}");
+    }
+}
+
+#[tokio::test]
+async fn a_message_id_ingested_twice_into_one_inbox_is_one_email() {
+    let h = Harness::new();
+    let (_, raw, _) = messages().into_iter().find(|(name, ..)| name == "mixed-pdf").unwrap();
+    let first = send(post_message(&h, "inb_receipts", &raw)).await;
+    let (email_id, _, job_id) = ingested(&first);
+    let again = send(post_message(&h, "inb_receipts", &raw)).await;
+    let (email_again, _, job_again) = ingested(&again);
+    assert_eq!((email_again, job_again), (email_id.clone(), job_id), "the same e-mail and job");
+    let listed = get(&h, "/emails?inbox_id=inb_receipts").await;
+    let count = listed["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["message_id"] == "mixed-pdf@telecom.example.com")
+        .count();
+    assert_eq!(count, 1, "{listed}");
+
+    // The JSON form names the same message: the same e-mail too.
+    let token = h.token_for("svc_mailpipe", "org_demo", "emails:ingest");
+    let body = json!({"from": "cobranca@telecom.example.com", "to": "contas@demo.inbox.kobana.com.br",
+                      "subject": "Fatura com anexo", "text": "", "message_id": "mixed-pdf@telecom.example.com"});
+    let req =
+        h.api("POST", "/inboxes/inb_receipts/emails").token(&token).header("x-workspace-id", "ws_main").json(&body);
+    let (email_json, ..) = ingested(&send(req).await);
+    assert_eq!(email_json, email_id);
+
+    // Another inbox takes it as an e-mail of its own.
+    let (other, ..) = ingested(&send(post_message(&h, "inb_bills", &raw)).await);
+    assert_ne!(other, email_id);
+}
+
+#[tokio::test]
+async fn what_is_no_message_is_400_and_a_wrong_media_type_is_refused_storing_nothing() {
+    let h = Harness::new();
+    h.app().await;
+    let before = common::table_dump_sorted(&h.table).await;
+    for raw in [&b""[..], b"\x00\x01\x02\x03", b"just some text\r\nwith lines\r\n"] {
+        let resp = send(post_message(&h, "inb_receipts", raw)).await;
+        assert_eq!(resp.status, 400, "{raw:?}: {}", resp.json());
+        let code = resp.json()["error"]["code"].clone();
+        assert!(code == "invalid_message" || code == "invalid_body", "{raw:?}: {}", resp.json());
+    }
+    let no_sender = b"To: contas@demo.inbox.kobana.com.br\r\nSubject: hi\r\n\r\nbody\r\n";
+    let resp = send(post_message(&h, "inb_receipts", no_sender)).await;
+    assert_eq!(resp.status, 422, "{}", resp.json());
+    assert_eq!(resp.json()["error"]["details"]["field"], "from");
+
+    let token = h.token_for("svc_mailpipe", "org_demo", "emails:ingest");
+    let resp = send(
+        h.api("POST", "/inboxes/inb_receipts/emails")
+            .token(&token)
+            .header("x-workspace-id", "ws_main")
+            .header("content-type", "text/plain")
+            .raw(b"From: a@b.example\r\n\r\nx"),
+    )
+    .await;
+    assert_eq!(resp.status, 400, "{}", resp.json());
+    assert_eq!(resp.json()["error"]["code"], "unsupported_media_type");
+    // Only ingestion takes a message.
+    let resp =
+        send(h.api("PUT", "/inboxes").header("content-type", "message/rfc822").raw(b"From: a@b.example\r\n\r\nx"))
+            .await;
+    assert_eq!(resp.json()["error"]["code"], "unsupported_media_type", "{}", resp.json());
+    let after: Vec<String> =
+        common::table_dump_sorted(&h.table).await.into_iter().filter(|i| !i.contains("AUD#aud_")).collect();
+    let before: Vec<String> = before.into_iter().filter(|i| !i.contains("AUD#aud_")).collect();
+    assert_eq!(after, before, "nothing but audit records written");
+}
