@@ -200,6 +200,8 @@ pub async fn seed(store: &Store, secrets: &Secrets) -> Result<(), StoreError> {
                 amount_cents: Some(15_990),
                 due_date: Some("2026-12-10".into()),
                 bank_code: Some("341".into()),
+                pix: None,
+                amounts_disagree: false,
             }),
             error: None,
         },

@@ -4,8 +4,9 @@
 //! messages are the ones Python's standard `email` package wrote
 //! (crates/mail/tests/messages/make.py): UTF-8 quoted-printable, ISO-8859-1
 //! base64, Windows-1252, HTML only, multipart with a PDF, a forwarded bill,
-//! an authenticated one — each carries the same boleto line, which its job
-//! must find.
+//! an authenticated one, two boletos híbridos (one with the Central Bank's
+//! example Pix code) — each carries the same boleto line, which its job
+//! must find, and the Pix code where there is one.
 
 use crate::common::{self, Harness, Req, get, send};
 use crate::jobs_and_webhooks::{ingested, run_job};
@@ -44,7 +45,7 @@ fn messages() -> Vec<(String, Vec<u8>, Value)> {
 async fn every_generated_message_is_ingested_raw_and_its_boleto_found() {
     let h = Harness::new();
     let all = messages();
-    assert_eq!(all.len(), 7);
+    assert_eq!(all.len(), 9);
     for (name, raw, expect) in all {
         let resp = send(post_message(&h, "inb_receipts", &raw)).await;
         let (email_id, status, job_id) = ingested(&resp);
@@ -64,6 +65,10 @@ async fn every_generated_message_is_ingested_raw_and_its_boleto_found() {
         assert_eq!(stored["status"], "processed", "{name}: {stored}");
         assert_eq!(stored["extracted"]["digitable_line"], "34191091233456780000701234567897116560000015990", "{name}");
         assert_eq!(stored["extracted"]["amount_cents"], 15_990, "{name}");
+        // A Pix code beside the line is kept with it, the generator's fields exactly.
+        assert_eq!(stored["extracted"]["pix"], expect.get("pix").cloned().unwrap_or(Value::Null), "{name}");
+        let disagree = expect.get("amounts_disagree").cloned().unwrap_or(Value::Bool(false));
+        assert_eq!(stored["extracted"]["amounts_disagree"], disagree, "{name}");
     }
 }
 

@@ -132,6 +132,12 @@ pub struct Extracted {
     pub due_date: Option<String>,
     #[serde(default)]
     pub bank_code: Option<String>,
+    /// The Pix code beside the boleto (a "boleto híbrido"), when the text has one.
+    #[serde(default)]
+    pub pix: Option<crate::pix::Pix>,
+    /// Whether that Pix code fixes an amount other than the boleto's.
+    #[serde(default)]
+    pub amounts_disagree: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

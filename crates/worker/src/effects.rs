@@ -46,12 +46,18 @@ pub fn apply_extraction(email: &mut Email, outcome: Result<boleto::Slip, boleto:
     match outcome {
         Ok(slip) => {
             email.status = EmailStatus::Processed;
+            // A Pix code in the same text is the same bill's (a boleto
+            // híbrido): the first one found is kept beside the slip.
+            let pix = inbox_domain::pix::find_all(&email.text).into_iter().next();
+            let pix_amount = pix.as_ref().and_then(|p| p.amount_cents);
             email.extracted = Some(Extracted {
                 digitable_line: slip.digitable_line,
                 barcode: slip.barcode,
                 amount_cents: slip.amount_cents,
                 due_date: slip.due_date.map(|d| d.to_string()),
                 bank_code: slip.bank_code,
+                amounts_disagree: pix_amount.is_some_and(|amount| Some(amount) != slip.amount_cents),
+                pix,
             });
             email.error = None;
         }

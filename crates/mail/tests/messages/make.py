@@ -25,6 +25,9 @@ PDF = b"%PDF-1.4\n% a stand-in: the PDF path is tested on its own\n%%EOF\n"
 
 
 def write(name, message, expect):
+    # Fixed boundaries: the generator would draw random ones, and the files are committed.
+    for i, part in enumerate(p for p in message.walk() if p.get_content_maintype() == "multipart"):
+        part.set_boundary(f"b-{name}-{i}")
     buffer = io.BytesIO()
     legacy = not isinstance(message, EmailMessage)
     BytesGenerator(buffer, policy=policy.compat32.clone(linesep="\r\n") if legacy else policy.SMTP).flatten(message)
@@ -130,5 +133,53 @@ def main():
           authentication="mx.kobana.example; spf=pass smtp.mailfrom=telecom.example.com; dkim=pass header.d=telecom.example.com; dmarc=pass header.from=telecom.example.com"))
 
 
+def crc16(data):
+    """CRC-16/CCITT-FALSE, as the BR Code specifies it."""
+    crc = 0xFFFF
+    for byte in data:
+        crc ^= byte << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) & 0xFFFF if crc & 0x8000 else (crc << 1) & 0xFFFF
+    return crc
+
+
+def tlv(tag, value):
+    return f"{tag:02d}{len(value):02d}{value}"
+
+
+def pix_code(key, name, city, amount=None, txid="***"):
+    account = tlv(0, "br.gov.bcb.pix") + tlv(1, key)
+    body = tlv(0, "01") + tlv(26, account) + tlv(52, "0000") + tlv(53, "986")
+    if amount is not None:
+        body += tlv(54, amount)
+    body += tlv(58, "BR") + tlv(59, name) + tlv(60, city) + tlv(62, tlv(5, txid)) + "6304"
+    return body + f"{crc16(body.encode()):04X}"
+
+
+# The Central Bank manual's example payload (an oracle neither generator wrote).
+BCB_EXAMPLE = ("00020126580014br.gov.bcb.pix0136123e4567-e12b-12d1-a456-4266554400005204000053039865802BR"
+               "5913Fulano de Tal6008BRASILIA62070503***63041D3D")
+
+
+def hybrids():
+    # A boleto híbrido: the line and a Pix copia-e-cola code without an amount.
+    m = EmailMessage(policy=policy.SMTP)
+    base(m, "Boleto híbrido", "hybrid")
+    m.set_content(f"Pague pelo boleto ou pelo Pix.\nLinha digitável: {LINE}\nPix copia e cola: {BCB_EXAMPLE}\n")
+    write("hybrid", m, expect("Boleto híbrido", "hybrid", [LINE, BCB_EXAMPLE],
+          pix={"key": "123e4567-e12b-12d1-a456-426655440000", "url": None, "merchant_name": "Fulano de Tal",
+               "merchant_city": "BRASILIA", "amount_cents": None, "txid": "***"}, amounts_disagree=False))
+
+    # A Pix code whose amount is not the boleto's (R$ 100,00 against R$ 159,90).
+    code = pix_code("financeiro@telecom.example.com", "TELECOM SA", "SAO PAULO", amount="100.00", txid="NOV2026")
+    m = EmailMessage(policy=policy.SMTP)
+    base(m, "Boleto e Pix", "hybrid-mismatch")
+    m.set_content(f"Linha digitável: {LINE}\nPix: {code}\n")
+    write("hybrid-mismatch", m, expect("Boleto e Pix", "hybrid-mismatch", [LINE, code],
+          pix={"key": "financeiro@telecom.example.com", "url": None, "merchant_name": "TELECOM SA",
+               "merchant_city": "SAO PAULO", "amount_cents": 10000, "txid": "NOV2026"}, amounts_disagree=True))
+
+
 if __name__ == "__main__":
+    hybrids()
     main()
