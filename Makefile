@@ -5,7 +5,7 @@ SHELL := /bin/bash
 PORT ?= 3000
 CARGO ?= cargo
 
-.PHONY: help run reset test conformance lint build build-McpFunction build-WorkerFunction deploy release invoke bench profile fmt clean db db-stop token openapi fuzz
+.PHONY: help run reset test conformance lint build build-McpFunction build-WorkerFunction deploy release invoke bench profile fmt clean db db-stop token openapi fuzz mail
 
 ## What each target does (this list; the default).
 help:
@@ -91,6 +91,10 @@ db-stop:
 ## Print a development token for the running server (its ports, from .local/runs/<PORT>.env; PORT picks one of several): SUB, ORG, SCOPES, AUD (mcp|api|both), TTL_SECS pick its contents.
 token:
 	@scripts/token.sh
+
+## Send a sample bill (a raw message: boleto and Pix code) to the running server as the mail pipeline does; MESSAGE=<file.eml> INBOX=<id> send another.
+mail:
+	@scripts/mail.sh
 
 ## Format the code.
 fmt:

@@ -92,6 +92,21 @@ delivered() {
   return 1
 }
 check "an ingested bill is processed and the receiver prints its signed delivery" delivered
+MAILED=$(make -s mail 2>"$DIR/mail.err" | python3 -c 'import json, sys; print(json.load(sys.stdin)["data"]["email"]["id"])') || {
+  echo "run-check: make mail failed:" >&2
+  cat "$DIR/mail.err" >&2
+  exit 1
+}
+mailed() {
+  for _ in $(seq 1 40); do
+    if grep -q "webhook received: \"email.processed\" delivery \"dlv_.*\" — signature ok — \"email.processed\" \"$MAILED\"" "$DIR/run-first.log"; then
+      return 0
+    fi
+    sleep 0.25
+  done
+  return 1
+}
+check "make mail sends the sample bill (a raw message) and the receiver prints its signed delivery" mailed
 logged_tool() {
   curl -fsS "$BASE/mcp" -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -H 'x-workspace-id: ws_main' \
     -H 'mcp-protocol-version: 2026-07-28' -H 'mcp-method: tools/call' -H 'mcp-name: emails_get' \

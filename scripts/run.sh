@@ -146,6 +146,10 @@ $TOKEN
       -H 'mcp-method: server/discover' \\
       -d '{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
 
+  Send a sample bill e-mail (raw message, boleto and Pix) as the mail pipeline would:
+    make mail
+  and its signed email.processed delivery is printed here.
+
   Connect an MCP client (Streamable HTTP) to http://127.0.0.1:$PORT/mcp with the header
     X-Workspace-Id: ws_main
   $login
