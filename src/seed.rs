@@ -75,6 +75,7 @@ struct Mail<'a> {
 fn email(m: Mail<'_>) -> Email {
     Email {
         message_id: None,
+        authentication: None,
         id: m.id.into(),
         inbox_id: m.inbox.into(),
         from: m.from.into(),

@@ -55,6 +55,8 @@ async fn every_generated_message_is_ingested_raw_and_its_boleto_found() {
         assert_eq!(stored["to"], expect["to"], "{name}: {stored}");
         assert_eq!(stored["subject"], expect["subject"], "{name}: {stored}");
         assert_eq!(stored["message_id"], expect["message_id"], "{name}: {stored}");
+        let verdicts = expect.get("verdicts").cloned().unwrap_or(Value::Null);
+        assert_eq!(stored["authentication"], verdicts, "{name}: the receiving server's verdicts");
         assert_eq!(stored["received_at"], expect["date"].as_str().unwrap().replace('Z', ".000Z"), "{name}");
         let names: Vec<&Value> = expect["attachments"].as_array().unwrap().iter().map(|a| &a["name"]).collect();
         let stored_names: Vec<&Value> = stored["attachments"].as_array().unwrap().iter().map(|a| &a["name"]).collect();

@@ -463,8 +463,11 @@ async fn getting_an_email_returns_its_extracted_data_and_attachment_metadata() {
             "amount_cents": 15990,
             "due_date": "2026-12-10",
             "bank_code": "341",
+            "pix": null,
+            "amounts_disagree": false,
         })
     );
+    assert_eq!(data["message_id"], Value::Null, "seeded, not received with one");
     assert_eq!(data["error"], Value::Null);
 
     let failed = get(&h, "/emails/eml_broken_line").await["data"].clone();

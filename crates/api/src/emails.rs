@@ -265,6 +265,7 @@ struct Incoming {
     subject: String,
     received_at: String,
     message_id: Option<String>,
+    authentication: Option<inbox_domain::mailauth::Authentication>,
     text: String,
     attachments: Vec<Attachment>,
 }
@@ -277,6 +278,7 @@ impl Incoming {
             subject: body.subject.into_string().trim().to_owned(),
             received_at: body.received_at.map_or_else(now_string, |t| t.0),
             message_id: body.message_id.map(Copied::into_string),
+            authentication: None,
             text: body.text.into_string(),
             attachments: (body.attachments.into_vec().into_iter())
                 .map(|a| Attachment {
@@ -313,6 +315,7 @@ impl Incoming {
             subject: cut(message.subject.trim(), 998),
             received_at,
             message_id: message.message_id.map(|id| cut(&id, 998)),
+            authentication: message.authentication.as_deref().and_then(inbox_domain::mailauth::parse),
             text: message.text,
             attachments: (message.attachments.into_iter())
                 .map(|a| Attachment {
@@ -338,7 +341,7 @@ async fn ingest(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErro
         Some(raw) => Incoming::from_message(raw)?,
         None => Incoming::from_json(input.body::<IngestBody>()?),
     };
-    let Incoming { from, to, subject, received_at, message_id, text, attachments } = incoming;
+    let Incoming { from, to, subject, received_at, message_id, authentication, text, attachments } = incoming;
     // Kept a few seconds per container: every ingestion reads its inbox (`store::cache`).
     let inbox = super::fetch(Kind::Inbox, "Inbox", inbox_id, async || {
         ctx.store.inbox_for_ingestion(ctx.tenant, inbox_id).await
@@ -366,6 +369,7 @@ async fn ingest(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErro
         subject,
         received_at,
         message_id,
+        authentication,
         status: if allowed { EmailStatus::Received } else { EmailStatus::Rejected },
         text,
         attachments,

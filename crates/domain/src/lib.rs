@@ -6,6 +6,7 @@
 pub mod boleto;
 pub mod clock;
 pub mod ids;
+pub mod mailauth;
 pub mod pix;
 pub mod records;
 pub mod roles;

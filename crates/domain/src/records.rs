@@ -154,6 +154,10 @@ pub struct Email {
     /// `Message-ID` and inbox. `null` when the pipeline gave none.
     #[serde(default)]
     pub message_id: Option<String>,
+    /// The receiving server's SPF, DKIM and DMARC verdicts on the sender
+    /// (`Authentication-Results` of a raw message); `null` when it gave none.
+    #[serde(default)]
+    pub authentication: Option<crate::mailauth::Authentication>,
     pub status: EmailStatus,
     /// The body: third-party text.
     pub text: String,

@@ -130,6 +130,7 @@ def main():
     m["Authentication-Results"] = "mx.kobana.example; spf=pass smtp.mailfrom=telecom.example.com; dkim=pass header.d=telecom.example.com; dmarc=pass header.from=telecom.example.com"
     m.set_content(f"Linha: {LINE}\n")
     write("authenticated", m, expect("Autenticado", "auth", [LINE],
+          verdicts={"spf": "pass", "dkim": "pass", "dmarc": "pass", "by": "mx.kobana.example"},
           authentication="mx.kobana.example; spf=pass smtp.mailfrom=telecom.example.com; dkim=pass header.d=telecom.example.com; dmarc=pass header.from=telecom.example.com"))
 
 

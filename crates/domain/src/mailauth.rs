@@ -1,0 +1,122 @@
+//! What the receiving mail server said of a message's sender: the SPF, DKIM
+//! and DMARC results of its `Authentication-Results` header (RFC 8601),
+//! kept with the e-mail. The header is read as written by the server that
+//! received the message for the customer (the topmost one: the pipeline's
+//! own); a sender can write such a header too, which is why a pipeline's
+//! server must remove incoming ones (RFC 8601, section 5) — the product
+//! trusts the pipeline to, as it trusts it to say who the sender is.
+//!
+//! A method that appears several times (two DKIM signatures) counts as
+//! passed when any of its results passed; a method the header does not
+//! name is `none`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::wire_enum;
+
+wire_enum! {
+    /// One method's result (RFC 8601 and the methods' own registries).
+    pub enum Verdict {
+        Pass = "pass",
+        Fail = "fail",
+        SoftFail = "softfail",
+        Neutral = "neutral",
+        None = "none",
+        TempError = "temperror",
+        PermError = "permerror",
+        Policy = "policy",
+    }
+}
+
+/// The verdicts on one message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Authentication {
+    pub spf: Verdict,
+    pub dkim: Verdict,
+    pub dmarc: Verdict,
+    /// The server that wrote them (the header's authserv-id).
+    pub by: String,
+}
+
+/// Text without its RFC 5322 comments (`(…)`, nested).
+fn without_comments(text: &str) -> String {
+    let mut depth = 0usize;
+    text.chars()
+        .filter(|c| match c {
+            '(' => {
+                depth += 1;
+                false
+            }
+            ')' => {
+                depth = depth.saturating_sub(1);
+                false
+            }
+            _ => depth == 0,
+        })
+        .collect()
+}
+
+/// The verdicts of an `Authentication-Results` header value, if it has an
+/// authserv-id.
+pub fn parse(header: &str) -> Option<Authentication> {
+    let header = without_comments(header);
+    let mut parts = header.split(';');
+    let by = parts.next()?.split_whitespace().next()?.to_owned();
+    let (mut spf, mut dkim, mut dmarc) = (None, None, None);
+    for part in parts {
+        let Some((method, result)) = part.split_whitespace().next().and_then(|t| t.split_once('=')) else {
+            continue;
+        };
+        let method = method.split('/').next().unwrap_or_default().to_ascii_lowercase();
+        let Some(verdict) = Verdict::parse(&result.to_ascii_lowercase()) else { continue };
+        let slot = match method.as_str() {
+            "spf" => &mut spf,
+            "dkim" => &mut dkim,
+            "dmarc" => &mut dmarc,
+            _ => continue,
+        };
+        // The first result stands, unless a later one of the method passed.
+        if slot.is_none() || verdict == Verdict::Pass {
+            *slot = Some(verdict);
+        }
+    }
+    Some(Authentication {
+        spf: spf.unwrap_or(Verdict::None),
+        dkim: dkim.unwrap_or(Verdict::None),
+        dmarc: dmarc.unwrap_or(Verdict::None),
+        by,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_large_providers_header_reads_with_its_comments_and_properties() {
+        let header = "mx.google.com;
+       dkim=pass header.i=@telecom.example.com header.s=s1 header.b=AbCd;
+       spf=pass (google.com: domain of cobranca@telecom.example.com designates 192.0.2.1 as permitted sender) smtp.mailfrom=cobranca@telecom.example.com;
+       dmarc=pass (p=REJECT sp=REJECT dis=NONE) header.from=telecom.example.com";
+        let found = parse(header).unwrap();
+        assert_eq!((found.spf, found.dkim, found.dmarc), (Verdict::Pass, Verdict::Pass, Verdict::Pass));
+        assert_eq!(found.by, "mx.google.com");
+    }
+
+    #[test]
+    fn failures_missing_methods_and_a_second_signature() {
+        let found =
+            parse("mx.example; spf=softfail smtp.mailfrom=x@y.example; dkim=fail; dkim=pass header.d=y.example")
+                .unwrap();
+        assert_eq!((found.spf, found.dkim, found.dmarc), (Verdict::SoftFail, Verdict::Pass, Verdict::None));
+        let none = parse("mx.example 1; none").unwrap();
+        assert_eq!(
+            (none.spf, none.dkim, none.dmarc, none.by.as_str()),
+            (Verdict::None, Verdict::None, Verdict::None, "mx.example")
+        );
+        let odd = parse("mx.example; SPF=FAIL; dmarc=bogus; arc=pass").unwrap();
+        assert_eq!((odd.spf, odd.dmarc), (Verdict::Fail, Verdict::None));
+        assert_eq!(parse(""), None);
+        assert_eq!(parse("   ;spf=pass"), None);
+    }
+}
