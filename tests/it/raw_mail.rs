@@ -143,3 +143,51 @@ async fn what_is_no_message_is_400_and_a_wrong_media_type_is_refused_storing_not
     let before: Vec<String> = before.into_iter().filter(|i| !i.contains("AUD#aud_")).collect();
     assert_eq!(after, before, "nothing but audit records written");
 }
+
+/// Hostile messages: each limit answers as documented (docs/rest.md, "Two forms of
+/// ingestion") and stores nothing; what is odd but readable is stored as read.
+#[tokio::test]
+async fn hostile_messages_are_refused_by_their_limits_or_stored_as_read() {
+    let h = Harness::new();
+    let head = "From: cobranca@telecom.example.com\r\nTo: contas@demo.inbox.kobana.com.br\r\nSubject: s\r\n";
+
+    // A header section over 100 KiB: 400 invalid_message.
+    let big_header = format!("{head}X-Pad: {}\r\n\r\nbody\r\n", "a".repeat(100 * 1024));
+    let resp = send(post_message(&h, "inb_receipts", big_header.as_bytes())).await;
+    assert_eq!((resp.status, resp.json()["error"]["code"].clone()), (400, json!("invalid_message")), "{}", resp.json());
+
+    // Over the request limit: 413, before anything is read.
+    let huge = format!("{head}\r\n{}", "a".repeat(1_048_577));
+    let resp = send(post_message(&h, "inb_receipts", huge.as_bytes())).await;
+    assert_eq!(resp.status, 413, "{}", resp.json());
+
+    // 51 attachments: 422 naming attachments.
+    let mut many = format!("{head}MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"B\"\r\n\r\n");
+    for i in 0..51 {
+        many.push_str(&format!("--B\r\nContent-Type: application/pdf\r\nContent-Disposition: attachment; filename=\"f{i}.pdf\"\r\n\r\n%PDF\r\n"));
+    }
+    many.push_str("--B--\r\n");
+    let resp = send(post_message(&h, "inb_receipts", many.as_bytes())).await;
+    assert_eq!(resp.status, 422, "{}", resp.json());
+    assert_eq!(resp.json()["error"]["details"]["field"], "attachments");
+
+    // Parts nested past any sense: refused as too many parts, or read; never a crash.
+    let mut nested = format!("{head}MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"b0\"\r\n\r\n");
+    for depth in 1..60 {
+        nested.push_str(&format!("--b{}\r\nContent-Type: multipart/mixed; boundary=\"b{depth}\"\r\n\r\n", depth - 1));
+    }
+    nested.push_str("--b59\r\nContent-Type: text/plain\r\n\r\ndeep\r\n");
+    let resp = send(post_message(&h, "inb_receipts", nested.as_bytes())).await;
+    assert!(resp.status == 202 || resp.status == 400, "{}: {}", resp.status, resp.json());
+
+    // An unknown charset and a missing boundary: stored with the text as read.
+    let odd = format!(
+        "{head}Message-ID: <odd@x.example>\r\nContent-Type: text/plain; charset=\"x-unknown-42\"\r\n\r\nLinha: 34191.09123 34567.800007 01234.567897 1 16560000015990\r\n"
+    );
+    let (id, ..) = ingested(&send(post_message(&h, "inb_receipts", odd.as_bytes())).await);
+    let stored = get(&h, &format!("/emails/{id}")).await["data"].clone();
+    assert!(stored["text"].as_str().unwrap().contains("34191.09123"), "{stored}");
+    let no_boundary = format!("{head}Content-Type: multipart/mixed\r\n\r\nLinha digitável aqui\r\n");
+    let resp = send(post_message(&h, "inb_receipts", no_boundary.as_bytes())).await;
+    assert_eq!(resp.status, 202, "{}", resp.json());
+}
