@@ -5,13 +5,13 @@
 //! fields (its CRC holds).
 
 use inbox::domain::pix;
-use inbox::mail::{MAX_ATTACHMENTS, MAX_TEXT_CHARS, read};
+use inbox::mail::{MAX_ATTACHMENTS, MAX_TEXT_BYTES, read};
 
 /// The invariants on one input (panics when one is broken).
 pub fn check(data: &[u8]) {
     if let Ok(message) = read(data) {
         assert!(message.attachments.len() <= MAX_ATTACHMENTS);
-        assert!(message.text.chars().count() <= MAX_TEXT_CHARS);
+        assert!(message.text.len() <= MAX_TEXT_BYTES);
         for code in pix::find_all(&message.text) {
             assert!(code.key.is_some() || code.url.is_some(), "{code:?}");
         }

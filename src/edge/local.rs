@@ -33,7 +33,6 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 
 use super::Edge;
-use crate::gate::MAX_BODY_BYTES;
 
 /// How long a client may take to send its headers, then its body.
 #[derive(Debug, Clone, Copy)]
@@ -183,11 +182,12 @@ async fn answer(
         .and_then(|v| v.trim().parse::<u64>().ok());
     // Over the limit by its own account: the handler answers 413 from the
     // header alone, so the body is not waited for.
-    let oversize = declared.is_some_and(|n| n > MAX_BODY_BYTES as u64);
+    let limit = crate::gate::body_limit(&parts.headers);
+    let oversize = declared.is_some_and(|n| n > limit as u64);
     let body = if oversize {
         Ok(Vec::new())
     } else {
-        match tokio::time::timeout(body_timeout, read_body(incoming)).await {
+        match tokio::time::timeout(body_timeout, read_body(incoming, limit)).await {
             Ok(read) => read,
             Err(_) => Err(BodyFault::TimedOut),
         }
@@ -222,11 +222,11 @@ async fn answer(
     Ok(http::Response::from_parts(parts, Full::new(bytes)))
 }
 
-/// Reads the body to its end, or to one byte past the limit (the handler
+/// Reads the body to its end, or to one byte past `limit` (the handler
 /// then answers 413). A framing error is never taken for the end.
-async fn read_body(mut incoming: Incoming) -> Result<Vec<u8>, BodyFault> {
+async fn read_body(mut incoming: Incoming, limit: usize) -> Result<Vec<u8>, BodyFault> {
     let mut body = Vec::new();
-    while body.len() <= MAX_BODY_BYTES {
+    while body.len() <= limit {
         match incoming.frame().await {
             Some(Ok(frame)) => {
                 if let Ok(data) = frame.into_data() {
@@ -262,7 +262,7 @@ pub async fn serve_fn(listener: TcpListener, handler: Handler, shutdown: impl Fu
                 let handler = Arc::clone(&handler);
                 async move {
                     let (parts, incoming) = req.into_parts();
-                    let answer = match read_body(incoming).await {
+                    let answer = match read_body(incoming, crate::gate::MAX_BODY_BYTES).await {
                         Ok(body) => handler(http::Request::from_parts(parts, Bytes::from(body))).await,
                         Err(_) => {
                             let mut refused = http::Response::new(Bytes::new());

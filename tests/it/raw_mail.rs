@@ -156,10 +156,33 @@ async fn hostile_messages_are_refused_by_their_limits_or_stored_as_read() {
     let resp = send(post_message(&h, "inb_receipts", big_header.as_bytes())).await;
     assert_eq!((resp.status, resp.json()["error"]["code"].clone()), (400, json!("invalid_message")), "{}", resp.json());
 
-    // Over the request limit: 413, before anything is read.
-    let huge = format!("{head}\r\n{}", "a".repeat(1_048_577));
+    // A message of 3 MiB (a bill with a large PDF) is taken; one over 4 MiB is 413, before
+    // anything is read. JSON keeps its 1 MiB.
+    let large = format!("{head}Message-ID: <large@x.example>\r\n\r\n{}", "a".repeat(3 * 1_048_576));
+    let resp = send(post_message(&h, "inb_receipts", large.as_bytes())).await;
+    assert_eq!(resp.status, 202, "{}", resp.json());
+    let huge = format!("{head}\r\n{}", "a".repeat(4 * 1_048_576));
     let resp = send(post_message(&h, "inb_receipts", huge.as_bytes())).await;
     assert_eq!(resp.status, 413, "{}", resp.json());
+    let token = h.token_for("svc_mailpipe", "org_demo", "emails:ingest");
+    let json_body =
+        format!(r#"{{"from":"a@b.example","to":"c@d.example","subject":"s","text":"{}"}}"#, "a".repeat(1_048_576));
+    let resp = send(
+        h.api("POST", "/inboxes/inb_receipts/emails")
+            .token(&token)
+            .header("x-workspace-id", "ws_main")
+            .raw(json_body.as_bytes()),
+    )
+    .await;
+    assert_eq!(resp.status, 413, "{}", resp.json());
+    // The JSON form's text: 256 KiB of UTF-8 at most, whatever its count of characters.
+    let wide = json!({"from": "a@b.example", "to": "c@d.example", "subject": "s", "text": "ç".repeat(140_000)});
+    let resp = send(
+        h.api("POST", "/inboxes/inb_receipts/emails").token(&token).header("x-workspace-id", "ws_main").json(&wide),
+    )
+    .await;
+    assert_eq!(resp.status, 422, "{}", resp.json());
+    assert_eq!(resp.json()["error"]["details"]["field"], "text");
 
     // 51 attachments: 422 naming attachments.
     let mut many = format!("{head}MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"B\"\r\n\r\n");

@@ -14,7 +14,7 @@ use super::jobs::{accepted, new_job_in};
 use super::operation::{Operation, Tool, Verb, filters, operation};
 use super::page::page_request;
 use super::schemas::{Record, Shape, described, id as id_param, one_of, string};
-use super::shape::{Address, Copied, List, body, value_rule};
+use super::shape::{Address, BodyText, Copied, List, body, value_rule};
 use super::{ApiResponse, Ctx, Input, Needs, Op};
 use inbox_domain::Permission::{Administer, Operate, Read};
 use inbox_domain::Scope;
@@ -212,8 +212,8 @@ struct IngestBody {
     from: Address,
     to: Address,
     subject: Copied<0, 998>,
-    /// The body as text (at most 512 Ki characters; the request itself is capped at 1 MiB)
-    text: Copied<0, { 512 * 1024 }>,
+    /// The body as text: at most 256 KiB of UTF-8 (the e-mail's record must fit a DynamoDB item)
+    text: BodyText,
     /// When the message was received (RFC 3339); now when omitted
     received_at: Option<Timestamp>,
     /// The message's Message-ID, without angle brackets: a second ingestion of it into this inbox is the same e-mail

@@ -111,7 +111,11 @@ impl ApiError {
                 ("insufficient_scope", format!("{} is required", names.join(" ")), json!({"required_scopes": names}))
             }
             ApiError::Forbidden { message } => ("forbidden", message.clone(), json!({})),
-            ApiError::TooLarge => ("payload_too_large", "The request body is larger than 1 MiB".into(), json!({})),
+            ApiError::TooLarge => (
+                "payload_too_large",
+                "The request body is larger than its limit (1 MiB; 4 MiB for a raw message)".into(),
+                json!({}),
+            ),
             ApiError::WorkspaceRequired { workspaces } => (
                 "workspace_required",
                 "X-Workspace-Id is required: this organization has more than one workspace".into(),

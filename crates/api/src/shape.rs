@@ -595,6 +595,45 @@ impl<const MIN: usize, const MAX: usize> JsonSchema for Copied<MIN, MAX> {
     }
 }
 
+/// An e-mail's body as text, copied from the e-mail: at most
+/// `inbox_mail::MAX_TEXT_BYTES` bytes of UTF-8 (and so at most that many
+/// characters, what the schema can say): the record that holds it is one
+/// DynamoDB item, 400 KB at most with everything else.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BodyText(String);
+
+impl BodyText {
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for BodyText {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        string_with(deserializer, |value| {
+            let max = inbox_mail::MAX_TEXT_BYTES;
+            if value.len() > max {
+                Err(format!("must be at most {max} bytes of UTF-8"))
+            } else {
+                Ok(BodyText(value.to_owned()))
+            }
+        })
+    }
+}
+
+impl JsonSchema for BodyText {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "BodyText".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let max = inbox_mail::MAX_TEXT_BYTES;
+        json_schema!({"type": "string", "maxLength": max})
+    }
+}
+
 /// A list of at most `MAX` items.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct List<T, const MAX: usize>(Vec<T>);

@@ -33,8 +33,10 @@ pub const MAX_HEADER_BYTES: usize = 100 * 1024;
 pub const MAX_ATTACHMENTS: usize = 50;
 /// The most MIME parts of every kind in one message, nested ones included.
 pub const MAX_PARTS: usize = 200;
-/// The most characters of text kept; the rest is cut (a bill's facts come first).
-pub const MAX_TEXT_CHARS: usize = 512 * 1024;
+/// The most bytes (UTF-8) of text kept; the rest is cut at a character
+/// boundary (a bill's facts come first). The e-mail's record holds the text,
+/// and a DynamoDB item holds at most 400 KB with everything else.
+pub const MAX_TEXT_BYTES: usize = 256 * 1024;
 
 /// A message as the product keeps it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,7 +51,7 @@ pub struct Received {
     /// Without its angle brackets.
     pub message_id: Option<String>,
     pub text: String,
-    /// Whether `text` was cut at `MAX_TEXT_CHARS`.
+    /// Whether `text` was cut at `MAX_TEXT_BYTES`.
     pub text_cut: bool,
     pub attachments: Vec<Attachment>,
     /// The receiving server's `Authentication-Results` header, as written.
@@ -202,12 +204,18 @@ fn collect(
     Ok(())
 }
 
-/// `text` cut to `MAX_TEXT_CHARS` characters, and whether it was.
-fn cut(text: String) -> (String, bool) {
-    match text.char_indices().nth(MAX_TEXT_CHARS) {
-        None => (text, false),
-        Some((at, _)) => (text[..at].to_owned(), true),
+/// `text` cut to at most `MAX_TEXT_BYTES` bytes at a character boundary,
+/// and whether it was.
+fn cut(mut text: String) -> (String, bool) {
+    if text.len() <= MAX_TEXT_BYTES {
+        return (text, false);
     }
+    let mut at = MAX_TEXT_BYTES;
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    text.truncate(at);
+    (text, true)
 }
 
 #[cfg(test)]

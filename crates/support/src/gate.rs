@@ -97,13 +97,29 @@ impl Allowlist {
 /// Largest accepted request body, after Base64 decoding of a gateway event.
 pub const MAX_BODY_BYTES: usize = 1_048_576;
 
-/// Whether the body is over the limit, by its `Content-Length` or its size.
+/// Largest accepted raw e-mail message (`Content-Type: message/rfc822`): a
+/// bill with its PDF. A Lambda function behind API Gateway takes at most
+/// 6 MB of request payload, and a binary body arrives Base64-encoded (4/3
+/// of its size) inside the event's JSON, so 4 MiB is what fits with room
+/// for the headers; larger messages need the mail-receiving path (SES to S3).
+pub const MAX_MESSAGE_BYTES: usize = 4 * 1_048_576;
+
+/// The body limit of a request: `MAX_MESSAGE_BYTES` for a raw message (only
+/// ingestion takes one; elsewhere the media type is refused), else
+/// `MAX_BODY_BYTES`.
+pub fn body_limit(headers: &HeaderMap) -> usize {
+    if is_message(headers) { MAX_MESSAGE_BYTES } else { MAX_BODY_BYTES }
+}
+
+/// Whether the body is over its limit (`body_limit`), by its
+/// `Content-Length` or its size.
 pub fn too_large(headers: &HeaderMap, body_len: usize) -> bool {
+    let limit = body_limit(headers);
     let declared = headers
         .get(http::header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
-    declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) || body_len > MAX_BODY_BYTES
+    declared.is_some_and(|n| n > limit as u64) || body_len > limit
 }
 
 /// Whether `Content-Type` names JSON (parameters such as `charset` allowed).
