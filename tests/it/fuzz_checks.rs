@@ -124,4 +124,39 @@ proptest! {
         mcp_prepare::check(&[picks.as_slice(), body.as_bytes()].concat());
         jsonrpc::check(body.as_bytes());
     }
+
+    /// Generated messages mutated where MIME is fragile: a byte changed, a boundary
+    /// marker, an encoded word, a header break or a part header spliced in anywhere.
+    #[test]
+    fn the_message_reader_holds_on_mutated_messages(
+        which in 0usize..9,
+        edits in proptest::collection::vec((any::<prop::sample::Index>(), 0usize..8, any::<u8>()), 1..12),
+    ) {
+        let mut paths: Vec<_> = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/mail/tests/messages"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("eml"))
+            .collect();
+        paths.sort();
+        let mut raw = std::fs::read(&paths[which % paths.len()]).unwrap();
+        for (at, kind, byte) in edits {
+            let at = at.index(raw.len() + 1);
+            let splice: &[u8] = match kind {
+                0 => &[byte],
+                1 => b"\r\n--",
+                2 => b"=?utf-8?q?",
+                3 => b"=?iso-8859-1?b?",
+                4 => b"\r\n\r\n",
+                5 => b"\r\nContent-Type: multipart/mixed; boundary=\"x\"\r\n\r\n--x\r\n",
+                6 => b"\r\nContent-Transfer-Encoding: base64\r\n",
+                _ => b"\r\nContent-Type: message/rfc822\r\n\r\n",
+            };
+            if kind == 0 && at < raw.len() {
+                raw[at] = byte;
+            } else {
+                raw.splice(at..at, splice.iter().copied());
+            }
+        }
+        mail::check(&raw);
+    }
 }
