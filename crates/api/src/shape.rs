@@ -181,7 +181,8 @@ pub struct Violation {
     /// `attachments[3].name`; empty for the value as a whole.
     pub field: String,
     pub message: String,
-    /// A value rule (length, count, range, format), as opposed to the shape.
+    /// A value rule (length, count, range, format, a value not in its list),
+    /// as opposed to the shape.
     pub value_rule: bool,
 }
 
