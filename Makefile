@@ -77,7 +77,7 @@ fuzz:
 bench:
 	scripts/bench.sh
 
-## Instruction counts per request under callgrind: tools/call emails_get beside the bare-SDK peer's GetItem.
+## Instruction counts per request under callgrind: tools/call emails_get beside the bare-SDK peer's GetItem (PROFILE_BASELINE=<rev>: and before/after, with the build BENCH_BASELINE kept).
 profile:
 	scripts/profile.sh
 

@@ -14,7 +14,10 @@ The rmcp peer's `tools/list` too, when `make bench` has built it (it has no
 symbols: its total only).
 
 Environment: PROFILE_REQUESTS (default 300), PROFILE_TOP (default 40),
-PROFILE_ONLY=server|sdk|rmcp.
+PROFILE_ONLY=server|sdk|rmcp, PROFILE_BASELINE_BIN (a build of this server at
+another commit, as `make bench` keeps it for BENCH_BASELINE: profiled the same
+way in the same run, each request's count divided by the baseline's — the
+load-independent before/after figure).
 """
 import collections
 import http.client
@@ -32,6 +35,7 @@ OUT = os.path.join(ROOT, ".local/profile")
 N = int(os.environ.get("PROFILE_REQUESTS", "300"))
 TOP = int(os.environ.get("PROFILE_TOP", "40"))
 ONLY = os.environ.get("PROFILE_ONLY", "")
+BASELINE = os.environ.get("PROFILE_BASELINE_BIN", "")
 TABLE = f"profile-{os.getpid()}"
 EMAIL = "eml_telecom_nov"
 BEARER = "profile-bearer"
@@ -145,16 +149,24 @@ def main():
         phase = ("GetItem", "/", {"content-type": "application/json", "authorization": f"Bearer {BEARER}"},
                  {"id": EMAIL})
         results.update(drive(peer_port, [phase], callgrind([peer], peer_env, out), out, "bare-SDK peer"))
-    if ONLY in ("", "server"):
-        token = subprocess.run([server, "dev-token"], env=dict(env, AUD="mcp"), check=True, capture_output=True,
-                               text=True).stdout.strip()
-        def phase(label, method, params, name=None):
-            return label, *mcp_call(token, method, params, name)
-        out = os.path.join(OUT, "server.callgrind")
+    def profile_server(binary, server_port, out, name):
+        # The token's audience is the server's own URL: its port.
+        token = subprocess.run([binary, "dev-token"], env=dict(env, AUD="mcp", PORT=str(server_port)), check=True,
+                               capture_output=True, text=True).stdout.strip()
+        def phase(label, method, params, tool=None):
+            return label, *mcp_call(token, method, params, tool)
         phases = [phase("tools/call emails_get", "tools/call", {"name": "emails_get", "arguments": {"id": EMAIL}},
                         "emails_get"),
                   phase("server/discover", "server/discover", {})]
-        results.update(drive(port, phases, callgrind([server, "serve"], env, out), out, "this server"))
+        return drive(server_port, phases, callgrind([binary, "serve"], dict(env, PORT=str(server_port)), out), out,
+                     name)
+    if ONLY in ("", "server"):
+        results.update(profile_server(server, port, os.path.join(OUT, "server.callgrind"), "this server"))
+        if BASELINE:
+            before = profile_server(BASELINE, free_port(), os.path.join(OUT, "baseline.callgrind"), "the baseline")
+            for label, count in before.items():
+                print(f"{label}: {results[label]:,.0f} ÷ {count:,.0f} at the baseline = "
+                      f"{results[label] / count:.3f}× instructions per request")
     rmcp = os.path.join(TARGET, "rmcp-peer/release/rmcp-peer")
     if ONLY in ("", "rmcp") and os.access(rmcp, os.X_OK):
         rmcp_port = free_port()

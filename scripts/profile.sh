@@ -12,4 +12,10 @@ target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, 
 trap stop_db EXIT
 ensure_db
 cargo build --profile profiling --bin kobana-inbox-mcp --example ceiling --example sdk_peer
+# PROFILE_BASELINE=<rev>: the baseline `BENCH_BASELINE=<rev> make bench` built and kept.
+if [ -n "${PROFILE_BASELINE:-}" ]; then
+  rev=$(git rev-parse --short "$PROFILE_BASELINE")
+  export PROFILE_BASELINE_BIN="$target/bench-baseline/$rev/kobana-inbox-mcp"
+  [ -x "$PROFILE_BASELINE_BIN" ] || { echo "make profile: run BENCH_BASELINE=$rev make bench first (it builds $PROFILE_BASELINE_BIN)" >&2; exit 1; }
+fi
 CARGO_TARGET_DIR="$target" python3 scripts/profile.py
