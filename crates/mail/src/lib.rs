@@ -230,11 +230,36 @@ mod tests {
     }
 
     #[test]
-    fn a_huge_header_section_is_refused_before_parsing() {
-        let mut raw = b"Subject: x\r\nX-Long: ".to_vec();
-        raw.extend(std::iter::repeat_n(b'a', MAX_HEADER_BYTES));
-        raw.extend(b"\r\n\r\nbody");
-        assert_eq!(read(&raw), Err(Refusal::HeaderTooLarge));
+    fn a_header_section_of_the_limit_is_read_and_one_byte_more_refused_before_parsing() {
+        let with_header = |len: usize| {
+            let mut raw = b"Subject: x\r\nX-Long: ".to_vec();
+            let pad = len - raw.len();
+            raw.extend(std::iter::repeat_n(b'a', pad));
+            raw.extend(b"\r\n\r\nbody");
+            raw
+        };
+        assert_eq!(read(&with_header(MAX_HEADER_BYTES)).map(|m| m.subject), Ok("x".to_owned()));
+        assert_eq!(read(&with_header(MAX_HEADER_BYTES + 1)), Err(Refusal::HeaderTooLarge));
+    }
+
+    #[test]
+    fn parts_are_counted_across_attached_messages() {
+        // One attached message a part: each brings its own parts.
+        let message = |n: usize| {
+            let mut raw = String::from(
+                "From: a@b.example\r\nSubject: many\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"B\"\r\n\r\n",
+            );
+            for i in 0..n {
+                raw.push_str(&format!(
+                    "--B\r\nContent-Type: message/rfc822\r\n\r\nFrom: c@d.example\r\nSubject: inner {i}\r\n\r\ntext {i}\r\n"
+                ));
+            }
+            raw.push_str("--B--\r\n");
+            raw
+        };
+        let read_parts = |n| read(message(n).as_bytes()).map(|m| m.text.matches("text ").count());
+        assert_eq!(read_parts(40), Ok(40));
+        assert_eq!(read_parts(150), Err(Refusal::TooManyParts));
     }
 
     #[test]
