@@ -210,6 +210,19 @@ async fn hostile_messages_are_refused_by_their_limits_or_stored_as_read() {
     let (id, ..) = ingested(&send(post_message(&h, "inb_receipts", odd.as_bytes())).await);
     let stored = get(&h, &format!("/emails/{id}")).await["data"].clone();
     assert!(stored["text"].as_str().unwrap().contains("34191.09123"), "{stored}");
+    // A Date in the future is taken as now: it would pin the e-mail atop every list.
+    let future =
+        format!("{head}Message-ID: <future@x.example>\r\nDate: Mon, 1 Jan 2091 00:00:00 +0000\r\n\r\nbody\r\n");
+    let (id, ..) = ingested(&send(post_message(&h, "inb_receipts", future.as_bytes())).await);
+    let stored = get(&h, &format!("/emails/{id}")).await["data"].clone();
+    let instant = |field: &str| {
+        let text = stored[field].as_str().unwrap();
+        time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).unwrap()
+    };
+    assert!(
+        (instant("created_at") - instant("received_at")).abs() < time::Duration::seconds(5),
+        "taken as now: {stored}"
+    );
     let no_boundary = format!("{head}Content-Type: multipart/mixed\r\n\r\nLinha digitável aqui\r\n");
     let resp = send(post_message(&h, "inb_receipts", no_boundary.as_bytes())).await;
     assert_eq!(resp.status, 202, "{}", resp.json());

@@ -294,7 +294,8 @@ impl Incoming {
     /// limit, is 400 `invalid_message`; too many attachments is the JSON
     /// form's 422; a `From` that is no address is 422 naming `from`. A
     /// missing or unreadable `To` is empty, a missing or unreadable `Date`
-    /// is now. Only the attachments' names, types and sizes are kept.
+    /// (or in the future) is now. Only the attachments' names, types and
+    /// sizes are kept.
     fn from_message(raw: &[u8]) -> Result<Incoming, ApiError> {
         let message = inbox_mail::read(raw).map_err(|refusal| match refusal {
             inbox_mail::Refusal::TooManyAttachments(_) => ApiError::invalid("attachments", refusal.to_string()),
@@ -304,7 +305,12 @@ impl Incoming {
         let from = input::email_address("from", from)
             .map_err(|_| ApiError::invalid("from", "the message's From must be an e-mail address"))?;
         let to = message.to.as_deref().and_then(|to| input::email_address("to", to).ok()).unwrap_or_default();
-        let received_at = match message.date.and_then(|t| time::OffsetDateTime::from_unix_timestamp(t).ok()) {
+        // The sender writes `Date`: one in the future (past a few minutes of
+        // clock skew) would pin the e-mail at the top of every list, so it is
+        // taken as now, like a missing one.
+        let now = inbox_support::sys::unix_now();
+        let sent = message.date.filter(|t| u64::try_from(*t).is_ok_and(|t| t <= now + 300));
+        let received_at = match sent.and_then(|t| time::OffsetDateTime::from_unix_timestamp(t).ok()) {
             Some(instant) => format(instant),
             None => now_string(),
         };
