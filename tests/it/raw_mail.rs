@@ -83,6 +83,18 @@ async fn a_message_id_ingested_twice_into_one_inbox_is_one_email() {
     let again = send(post_message(&h, "inb_receipts", &raw)).await;
     let (email_again, _, job_again) = ingested(&again);
     assert_eq!((email_again, job_again), (email_id.clone(), job_id), "the same e-mail and job");
+    // The second call changed nothing, and its record says so.
+    let auditor = h.token_for("usr_admin", "org_demo", common::ALL_SCOPES);
+    let trail = send(h.api("GET", "/audit?limit=5").token(&auditor)).await.json();
+    let ingestions: Vec<&Value> =
+        trail["data"].as_array().unwrap().iter().filter(|r| r["operation"] == "email_ingest").collect();
+    assert_eq!(ingestions.len(), 2, "{trail}");
+    assert_eq!(
+        (ingestions[0]["changed"].clone(), ingestions[0]["status"].clone()),
+        (json!(false), json!(202)),
+        "{trail}"
+    );
+    assert_eq!(ingestions[1]["changed"], true, "{trail}");
     let listed = get(&h, "/emails?inbox_id=inb_receipts").await;
     let count = listed["data"]
         .as_array()

@@ -44,6 +44,9 @@ pub static INGEST: Operation = Operation {
     id_of: "inbox",
     body: Some(body!(IngestBody, copied)),
     accepts_message: true,
+    // A message ingested before is answered with its first e-mail, and
+    // nothing is written: the call's record is written after the fact.
+    may_change_nothing: true,
     answers: &[(StatusCode::ACCEPTED, Shape::AcceptedEmail)],
     enqueues: true,
     ..operation("email_ingest", Verb::Post, "/inboxes/{id}/emails", Needs::Scope(Scope::EmailsIngest), |ctx, input| {
