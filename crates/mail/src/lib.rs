@@ -85,10 +85,14 @@ impl std::fmt::Display for Refusal {
         match self {
             Refusal::NotAMessage => f.write_str("the body is not an e-mail message: it has no header section"),
             Refusal::HeaderTooLarge => write!(f, "the message's header section is over {MAX_HEADER_BYTES} bytes"),
-            Refusal::TooManyAttachments(n) => {
-                write!(f, "the message has {n} attachments; at most {MAX_ATTACHMENTS} are taken")
+            Refusal::TooManyAttachments(_) => {
+                write!(f, "the message has more than {MAX_ATTACHMENTS} attachments; at most {MAX_ATTACHMENTS} are taken")
             }
-            Refusal::TooManyParts => write!(f, "the message has over {MAX_PARTS} MIME parts"),
+            Refusal::TooManyParts => write!(
+                f,
+                "the message has over {MAX_PARTS} MIME parts or over {} attached messages",
+                MAX_DEPTH * 2
+            ),
         }
     }
 }
@@ -109,6 +113,13 @@ fn header_len(raw: &[u8]) -> usize {
 pub fn read(raw: &[u8]) -> Result<Received, Refusal> {
     if header_len(raw) > MAX_HEADER_BYTES {
         return Err(Refusal::HeaderTooLarge);
+    }
+    // The parser nests an attached message inside its parent with no depth
+    // limit of its own, and a tree thousands deep would overflow the stack
+    // (dropping it, if nothing else). Count the declarations before parsing:
+    // more than the forwards followed is refused.
+    if nested_messages(raw) > MAX_DEPTH * 2 {
+        return Err(Refusal::TooManyParts);
     }
     let message = MessageParser::default().parse(raw).ok_or(Refusal::NotAMessage)?;
     // Garbage parses too (as a body with odd headers): a message names at
@@ -133,6 +144,12 @@ pub fn read(raw: &[u8]) -> Result<Received, Refusal> {
         attachments,
         authentication: message.header_raw("Authentication-Results").map(|v| unfold(v.trim())),
     })
+}
+
+/// How many times `message/rfc822` is declared in `raw` (any case).
+fn nested_messages(raw: &[u8]) -> usize {
+    const NEEDLE: &[u8] = b"message/rfc822";
+    raw.windows(NEEDLE.len()).filter(|w| w.eq_ignore_ascii_case(NEEDLE)).count()
 }
 
 /// A header's value on one line (folding whitespace as one space).
@@ -258,7 +275,7 @@ mod tests {
             raw
         };
         let read_parts = |n| read(message(n).as_bytes()).map(|m| m.text.matches("text ").count());
-        assert_eq!(read_parts(40), Ok(40));
+        assert_eq!(read_parts(15), Ok(15));
         assert_eq!(read_parts(150), Err(Refusal::TooManyParts));
     }
 
@@ -278,6 +295,20 @@ mod tests {
         };
         assert_eq!(read(message(50).as_bytes()).map(|m| m.attachments.len()), Ok(50));
         assert_eq!(read(message(51).as_bytes()), Err(Refusal::TooManyAttachments(51)));
+    }
+
+    #[test]
+    fn messages_nested_thousands_deep_are_refused_before_parsing() {
+        let mut raw = b"From: a@b.example\r\nSubject: s\r\n".to_vec();
+        for _ in 0..100_000 {
+            raw.extend(b"Content-Type: message/rfc822\r\n\r\nFrom: a@b.example\r\n");
+        }
+        assert_eq!(read(&raw), Err(Refusal::TooManyParts));
+        let mut few = b"From: a@b.example\r\nSubject: s\r\n".to_vec();
+        for _ in 0..5 {
+            few.extend(b"Content-Type: message/rfc822\r\n\r\nFrom: a@b.example\r\n");
+        }
+        assert!(read(&few).is_ok());
     }
 
     #[test]
