@@ -38,53 +38,72 @@ pub struct Authentication {
     pub by: String,
 }
 
-/// Text without its RFC 5322 comments (`(…)`, nested).
-fn without_comments(text: &str) -> String {
-    let mut depth = 0usize;
-    text.chars()
-        .filter(|c| match c {
-            '(' => {
-                depth += 1;
-                false
+/// The header's `;`-separated parts with RFC 5322 comments (`(…)`, nested)
+/// removed, read as RFC 8601 tokenises them: a `;` or `(` inside a quoted
+/// string (a property value such as `smtp.mailfrom="a;dkim=pass"@x`, which
+/// the sender chooses) is text, and a backslash escapes the next character
+/// in a quoted string or a comment.
+fn parts(header: &str) -> Vec<String> {
+    let (mut parts, mut current) = (Vec::new(), String::new());
+    let (mut quoted, mut depth, mut escaped) = (false, 0usize, false);
+    for c in header.chars() {
+        if escaped {
+            escaped = false;
+            if depth == 0 {
+                current.push(c);
             }
-            ')' => {
-                depth = depth.saturating_sub(1);
-                false
+            continue;
+        }
+        match c {
+            '\\' if quoted || depth > 0 => escaped = true,
+            '"' if depth == 0 => {
+                quoted = !quoted;
+                current.push(c);
             }
-            _ => depth == 0,
-        })
-        .collect()
+            '(' if !quoted => depth += 1,
+            ')' if !quoted && depth > 0 => depth -= 1,
+            ';' if !quoted && depth == 0 => parts.push(std::mem::take(&mut current)),
+            _ if depth == 0 => current.push(c),
+            _ => {}
+        }
+    }
+    parts.push(current);
+    parts
 }
 
 /// The verdicts of an `Authentication-Results` header value, if it has an
 /// authserv-id.
 pub fn parse(header: &str) -> Option<Authentication> {
-    let header = without_comments(header);
-    let mut parts = header.split(';');
+    let parts = parts(header);
+    let mut parts = parts.iter();
     let by = parts.next()?.split_whitespace().next()?.to_owned();
     let (mut spf, mut dkim, mut dmarc) = (None, None, None);
     for part in parts {
+        // The result is the part's first token: `method=result`; what
+        // follows are its properties, whose values the sender may choose.
         let Some((method, result)) = part.split_whitespace().next().and_then(|t| t.split_once('=')) else {
             continue;
         };
         let method = method.split('/').next().unwrap_or_default().to_ascii_lowercase();
         let Some(verdict) = Verdict::parse(&result.to_ascii_lowercase()) else { continue };
-        let slot = match method.as_str() {
-            "spf" => &mut spf,
-            "dkim" => &mut dkim,
-            "dmarc" => &mut dmarc,
-            _ => continue,
-        };
-        // The first result stands, unless a later one of the method passed.
-        if slot.is_none() || verdict == Verdict::Pass {
-            *slot = Some(verdict);
+        match method.as_str() {
+            // One message, one SPF and one DMARC evaluation: the first stands.
+            "spf" => {
+                spf.get_or_insert(verdict);
+            }
+            "dmarc" => {
+                dmarc.get_or_insert(verdict);
+            }
+            // Several signatures: the message passed DKIM if one of them did.
+            "dkim" if dkim.is_none() || verdict == Verdict::Pass => dkim = Some(verdict),
+            _ => {}
         }
     }
     Some(Authentication {
         spf: spf.unwrap_or(Verdict::None),
         dkim: dkim.unwrap_or(Verdict::None),
         dmarc: dmarc.unwrap_or(Verdict::None),
-        by,
+        by: by.chars().take(255).collect(),
     })
 }
 
@@ -117,6 +136,14 @@ mod tests {
         let odd = parse("mx.example; SPF=FAIL; dmarc=bogus; arc=pass").unwrap();
         assert_eq!((odd.spf, odd.dmarc), (Verdict::Fail, Verdict::None));
         assert_eq!(parse(""), None);
+        // A sender's quoted local part cannot add a verdict or hide the real ones.
+        let forged =
+            parse(r#"mx; spf=fail smtp.mailfrom="a;dkim=pass x"@evil.example; dkim=fail; dmarc=fail"#).unwrap();
+        assert_eq!((forged.spf, forged.dkim, forged.dmarc), (Verdict::Fail, Verdict::Fail, Verdict::Fail));
+        let paren = parse(r#"mx; spf=pass smtp.mailfrom="a(b"@x.example; dmarc=fail"#).unwrap();
+        assert_eq!((paren.spf, paren.dmarc), (Verdict::Pass, Verdict::Fail));
+        let escaped = parse(r"mx; spf=pass (a \) b; dkim=pass) ; dmarc=none").unwrap();
+        assert_eq!((escaped.spf, escaped.dkim, escaped.dmarc), (Verdict::Pass, Verdict::None, Verdict::None));
         assert_eq!(parse("   ;spf=pass"), None);
     }
 }

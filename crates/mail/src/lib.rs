@@ -86,13 +86,14 @@ impl std::fmt::Display for Refusal {
             Refusal::NotAMessage => f.write_str("the body is not an e-mail message: it has no header section"),
             Refusal::HeaderTooLarge => write!(f, "the message's header section is over {MAX_HEADER_BYTES} bytes"),
             Refusal::TooManyAttachments(_) => {
-                write!(f, "the message has more than {MAX_ATTACHMENTS} attachments; at most {MAX_ATTACHMENTS} are taken")
+                write!(
+                    f,
+                    "the message has more than {MAX_ATTACHMENTS} attachments; at most {MAX_ATTACHMENTS} are taken"
+                )
             }
-            Refusal::TooManyParts => write!(
-                f,
-                "the message has over {MAX_PARTS} MIME parts or over {} attached messages",
-                MAX_DEPTH * 2
-            ),
+            Refusal::TooManyParts => {
+                write!(f, "the message has over {MAX_PARTS} MIME parts or over {} attached messages", MAX_DEPTH * 2)
+            }
         }
     }
 }

@@ -4,7 +4,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
 
 use super::items::{Item, Keys, ListQuery, Page, Position, to_item};
 use super::keys::{self};
-use super::writes::{Audit, built, home, keyed_homes, put, shard_pks};
+use super::writes::{Audit, built, home, put, shard_pks};
 use super::{Store, StoreError, s};
 use inbox_domain::Tenant;
 use inbox_domain::records::{Email, EmailStatus, Job};
@@ -126,28 +126,20 @@ impl Store {
         ];
         // One e-mail per `Message-ID` and inbox: a second ingestion of the
         // message fails this condition (`Conflict`; `ingested` names the
-        // first). Keyed like idempotency keys, spread over the write shards.
+        // first).
         if let Some(message_id) = &email.message_id {
-            let sk = keys::message(&email.inbox_id, message_id);
+            let (pk, sk) = keys::message(&t.org, &t.workspace, &email.inbox_id, message_id);
             let record = Ingested { email_id: email.id.clone(), job_id: job.id.clone() };
-            let item = to_item(Keys::new(keyed_homes(t, &sk).0, sk), &record)?;
+            let item = to_item(Keys::new(pk, sk), &record)?;
             items.push(put(self.table(), item, Some("attribute_not_exists(pk)"))?);
         }
         self.transact_audited(t, items, Some(audit)).await
     }
 
-    /// The e-mail `message_id` became in `inbox_id`, if it was ingested
-    /// there (its home, and during the grace after a change of shards the
-    /// partition it was written to before).
+    /// The e-mail `message_id` became in `inbox_id`, if it was ingested there.
     pub async fn ingested(&self, t: &Tenant, inbox_id: &str, message_id: &str) -> Result<Option<Ingested>, StoreError> {
-        let sk = keys::message(inbox_id, message_id);
-        let (home, elsewhere) = keyed_homes(t, &sk);
-        for pk in std::iter::once(home).chain(elsewhere) {
-            if let Some(found) = self.get::<Ingested>(pk, sk.clone()).await? {
-                return Ok(Some(found));
-            }
-        }
-        Ok(None)
+        let (pk, sk) = keys::message(&t.org, &t.workspace, inbox_id, message_id);
+        self.get::<Ingested>(pk, sk).await
     }
 
     /// Soft-deletes a live e-mail that still has `previous_updated_at`; it leaves every list.

@@ -195,13 +195,21 @@ pub fn email(id: &str) -> String {
     format!("EML#{id}")
 }
 
-/// What a `Message-ID` ingested into an inbox became (its digest: a
-/// `Message-ID` may be up to 998 characters, a sort key 1 KiB).
-pub fn message(inbox_id: &str, message_id: &str) -> String {
+/// What a `Message-ID` ingested into an inbox became: its partition and sort
+/// key, from its digest (a `Message-ID` may be up to 998 characters, a sort
+/// key 1 KiB). The items live for ever, so their place must not depend on
+/// the workspace's write shards, which change: they spread over
+/// `MESSAGE_PARTITIONS` partitions of their own, chosen by the digest.
+pub fn message(org: &OrgId, ws: &WorkspaceId, inbox_id: &str, message_id: &str) -> (String, String) {
     let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, message_id.as_bytes());
     let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
-    format!("MSG#{inbox_id}#{hex}")
+    let partition = digest.as_ref().first().copied().unwrap_or(0) % MESSAGE_PARTITIONS;
+    (format!("{}#MSG{partition}", self::ws(org, ws)), format!("MSG#{inbox_id}#{hex}"))
 }
+
+/// How many partitions a workspace's `Message-ID` items spread over (each
+/// ingestion with a `Message-ID` writes one small item).
+pub const MESSAGE_PARTITIONS: u8 = 16;
 
 pub fn emails_index(ws_pk: &str) -> String {
     format!("{ws_pk}#EML")
