@@ -182,7 +182,7 @@ async fn answer(
         .and_then(|v| v.trim().parse::<u64>().ok());
     // Over the limit by its own account: the handler answers 413 from the
     // header alone, so the body is not waited for.
-    let limit = crate::gate::body_limit(&parts.headers);
+    let limit = crate::gate::read_limit(&parts.headers, parts.uri.path());
     let oversize = declared.is_some_and(|n| n > limit as u64);
     let body = if oversize {
         Ok(Vec::new())

@@ -33,7 +33,7 @@ pub async fn handle(edge: &Edge, request: &McpRequest<'_>, trace: &mut Trace) ->
         Some(RpcError::unsupported_media_type())
     } else if !gate::accepts_json(headers) {
         Some(RpcError::not_acceptable())
-    } else if gate::too_large(headers, request.body.len()) {
+    } else if gate::too_large(headers, request.body.len(), MAX_BODY_BYTES) {
         Some(RpcError::too_large(MAX_BODY_BYTES))
     } else {
         None

@@ -44,7 +44,10 @@ pub struct RestRequest<'a> {
 }
 
 pub async fn handle(edge: &Edge, req: &RestRequest<'_>) -> RestReply {
-    if gate::too_large(req.headers, req.body.len()) {
+    // A raw message's larger limit only where the route takes one.
+    let message = req.route.as_ref().is_some_and(|r| r.op().accepts_message) && gate::is_message(req.headers);
+    let limit = if message { gate::MAX_MESSAGE_BYTES } else { gate::MAX_BODY_BYTES };
+    if gate::too_large(req.headers, req.body.len(), limit) {
         return error_reply(edge, ApiError::TooLarge);
     }
     match tokio::time::timeout(edge.request_timeout, admitted(edge, req)).await {

@@ -112,6 +112,15 @@ async fn a_message_id_ingested_twice_into_one_inbox_is_one_email() {
         h.api("POST", "/inboxes/inb_receipts/emails").token(&token).header("x-workspace-id", "ws_main").json(&body);
     let (email_json, ..) = ingested(&send(req).await);
     assert_eq!(email_json, email_id);
+    // With its angle brackets, as a pipeline may copy the header: the same message.
+    let bracketed = json!({"from": "cobranca@telecom.example.com", "to": "contas@demo.inbox.kobana.com.br",
+                           "subject": "Fatura com anexo", "text": "", "message_id": " <mixed-pdf@telecom.example.com> "});
+    let req = h
+        .api("POST", "/inboxes/inb_receipts/emails")
+        .token(&token)
+        .header("x-workspace-id", "ws_main")
+        .json(&bracketed);
+    assert_eq!(ingested(&send(req).await).0, email_id);
 
     // Another inbox takes it as an e-mail of its own.
     let (other, ..) = ingested(&send(post_message(&h, "inb_bills", &raw)).await);
@@ -186,6 +195,10 @@ async fn hostile_messages_are_refused_by_their_limits_or_stored_as_read() {
             .raw(json_body.as_bytes()),
     )
     .await;
+    assert_eq!(resp.status, 413, "{}", resp.json());
+    // The larger limit is ingestion's alone: elsewhere the media type buys nothing.
+    let two_mib = format!("{head}\r\n{}", "a".repeat(2 * 1_048_576));
+    let resp = send(h.api("PUT", "/inboxes").header("content-type", "message/rfc822").raw(two_mib.as_bytes())).await;
     assert_eq!(resp.status, 413, "{}", resp.json());
     // The JSON form's text: 256 KiB of UTF-8 at most, whatever its count of characters.
     let wide = json!({"from": "a@b.example", "to": "c@d.example", "subject": "s", "text": "ç".repeat(140_000)});

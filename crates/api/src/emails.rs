@@ -280,7 +280,11 @@ impl Incoming {
             to: body.to.into_string(),
             subject: body.subject.into_string().trim().to_owned(),
             received_at: body.received_at.map_or_else(now_string, |t| t.0),
-            message_id: body.message_id.map(Copied::into_string),
+            // As a raw message's is read: without its angle brackets.
+            message_id: body
+                .message_id
+                .map(|id| id.into_string().trim().trim_start_matches('<').trim_end_matches('>').to_owned())
+                .filter(|id| !id.is_empty()),
             authentication: None,
             text: body.text.into_string(),
             attachments: (body.attachments.into_vec().into_iter())
@@ -327,10 +331,12 @@ impl Incoming {
             authentication: message.authentication.as_deref().and_then(inbox_domain::mailauth::parse),
             text: message.text,
             attachments: (message.attachments.into_iter())
+                // Control characters dropped: the JSON form refuses them, and a
+                // raw message is not refused for an odd file name.
                 .map(|a| Attachment {
-                    name: cut(&a.name, 255),
+                    name: cut(&a.name.replace(char::is_control, ""), 255),
                     size: a.bytes.len() as u64,
-                    content_type: cut(&a.content_type, 127),
+                    content_type: cut(&a.content_type.replace(char::is_control, ""), 127),
                 })
                 .collect(),
         })

@@ -87,10 +87,24 @@ pub fn output_schema<T: JsonSchema>() -> Value {
     schema
 }
 
+/// Whether a `format` is one schemars writes for Rust's integer widths
+/// (`uint32`, `int64`, …): not a JSON Schema format, and a client whose
+/// validator is strict about unknown formats (Ajv's default) would refuse
+/// the whole schema. The bounds say what the width did.
+fn width_format(format: Option<&Value>) -> bool {
+    format.and_then(Value::as_str).is_some_and(|f| {
+        let digits = f.strip_prefix("uint").or_else(|| f.strip_prefix("int"));
+        digits.is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+    })
+}
+
 fn strict(schema: &mut Value) {
     match schema {
         Value::Object(map) => {
             map.remove("title");
+            if width_format(map.get("format")) {
+                map.remove("format");
+            }
             if map.contains_key("properties") {
                 map.entry("additionalProperties").or_insert(Value::Bool(false));
             }
@@ -109,6 +123,9 @@ fn portable(schema: &mut Value) {
     match schema {
         Value::Object(map) => {
             map.remove("title");
+            if width_format(map.get("format")) {
+                map.remove("format");
+            }
             if let Some(Value::Array(types)) = map.get("type") {
                 let rest: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
                 let single = <[Value; 1]>::try_from(rest);

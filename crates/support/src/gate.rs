@@ -104,17 +104,16 @@ pub const MAX_BODY_BYTES: usize = 1_048_576;
 /// for the headers; larger messages need the mail-receiving path (SES to S3).
 pub const MAX_MESSAGE_BYTES: usize = 4 * 1_048_576;
 
-/// The body limit of a request: `MAX_MESSAGE_BYTES` for a raw message (only
-/// ingestion takes one; elsewhere the media type is refused), else
-/// `MAX_BODY_BYTES`.
-pub fn body_limit(headers: &HeaderMap) -> usize {
-    if is_message(headers) { MAX_MESSAGE_BYTES } else { MAX_BODY_BYTES }
+/// What a socket reads of a request before its route is known: a raw
+/// message's limit only on the ingestion path (`/api/v1/inboxes/{id}/emails`),
+/// where the route then decides; `MAX_BODY_BYTES` everywhere else.
+pub fn read_limit(headers: &HeaderMap, path: &str) -> usize {
+    let ingestion = path.starts_with("/api/v1/inboxes/") && path.ends_with("/emails");
+    if ingestion && is_message(headers) { MAX_MESSAGE_BYTES } else { MAX_BODY_BYTES }
 }
 
-/// Whether the body is over its limit (`body_limit`), by its
-/// `Content-Length` or its size.
-pub fn too_large(headers: &HeaderMap, body_len: usize) -> bool {
-    let limit = body_limit(headers);
+/// Whether the body is over `limit`, by its `Content-Length` or its size.
+pub fn too_large(headers: &HeaderMap, body_len: usize, limit: usize) -> bool {
     let declared = headers
         .get(http::header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
