@@ -82,31 +82,23 @@ EMAIL=$(curl -fsS -X POST "$BASE/api/v1/inboxes/inb_bills/emails" \
   -H "authorization: Bearer $PIPE" -H 'x-workspace-id: ws_main' -H 'content-type: application/json' \
   -d '{"from":"contas@energia.example.com","to":"contas@demo.inbox.kobana.com.br","subject":"Conta de dezembro","text":"Linha: 00190.00009 02345.678904 12345.678176 6 16610000048750"}' \
   | python3 -c 'import json, sys; print(json.load(sys.stdin)["data"]["email"]["id"])')
+# delivered ID — the receiver printed the signed email.processed delivery of e-mail ID (10 s at most).
 delivered() {
   for _ in $(seq 1 40); do
-    if grep -q "webhook received: \"email.processed\" delivery \"dlv_.*\" — signature ok — \"email.processed\" \"$EMAIL\"" "$DIR/run-first.log"; then
+    if grep -q "webhook received: \"email.processed\" delivery \"dlv_.*\" — signature ok — \"email.processed\" \"$1\"" "$DIR/run-first.log"; then
       return 0
     fi
     sleep 0.25
   done
   return 1
 }
-check "an ingested bill is processed and the receiver prints its signed delivery" delivered
+check "an ingested bill is processed and the receiver prints its signed delivery" delivered "$EMAIL"
 MAILED=$(make -s mail 2>"$DIR/mail.err" | python3 -c 'import json, sys; print(json.load(sys.stdin)["data"]["email"]["id"])') || {
   echo "run-check: make mail failed:" >&2
   cat "$DIR/mail.err" >&2
   exit 1
 }
-mailed() {
-  for _ in $(seq 1 40); do
-    if grep -q "webhook received: \"email.processed\" delivery \"dlv_.*\" — signature ok — \"email.processed\" \"$MAILED\"" "$DIR/run-first.log"; then
-      return 0
-    fi
-    sleep 0.25
-  done
-  return 1
-}
-check "make mail sends the sample bill (a raw message) and the receiver prints its signed delivery" mailed
+check "make mail sends the sample bill (a raw message) and the receiver prints its signed delivery" delivered "$MAILED"
 logged_tool() {
   curl -fsS "$BASE/mcp" -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -H 'x-workspace-id: ws_main' \
     -H 'mcp-protocol-version: 2026-07-28' -H 'mcp-method: tools/call' -H 'mcp-name: emails_get' \

@@ -368,11 +368,6 @@ async fn ingest(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErro
             message: "This inbox is paused and accepts no mail".into(),
         });
     }
-    if let Some(message_id) = &message_id
-        && let Some(first) = ctx.store.ingested(ctx.tenant, &inbox.id, message_id).await?
-    {
-        return ingested_before(ctx, &first).await;
-    }
     let allowed =
         inbox.sender_policy == SenderPolicy::Anyone || ctx.store.sender_allowed(ctx.tenant, &inbox.id, &from).await?;
     let now = now_string();
@@ -398,7 +393,8 @@ async fn ingest(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErro
     match ctx.store.create_email_with_job(ctx.tenant, &email, &job, &ctx.audit(&email.id, StatusCode::ACCEPTED)?).await
     {
         Ok(()) => {}
-        // The same message, ingested by a concurrent request in between.
+        // The same message, ingested before (the transaction's condition on
+        // its Message-ID item says so: no read first, on every ingestion).
         Err(StoreError::Conflict) if email.message_id.is_some() => {
             let message_id = email.message_id.as_deref().unwrap_or_default();
             return match ctx.store.ingested(ctx.tenant, &inbox.id, message_id).await? {

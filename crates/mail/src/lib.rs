@@ -260,42 +260,40 @@ mod tests {
         assert_eq!(read(&with_header(MAX_HEADER_BYTES + 1)), Err(Refusal::HeaderTooLarge));
     }
 
+    /// A multipart/mixed message of a text part and `n` copies of `part`
+    /// (given its index).
+    fn multipart(n: usize, part: impl Fn(usize) -> String) -> String {
+        let mut raw = String::from(
+            "From: a@b.example\r\nTo: c@d.example\r\nSubject: many\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"B\"\r\n\r\n--B\r\nContent-Type: text/plain\r\n\r\nhello\r\n",
+        );
+        for i in 0..n {
+            raw.push_str("--B\r\n");
+            raw.push_str(&part(i));
+        }
+        raw.push_str("--B--\r\n");
+        raw
+    }
+
     #[test]
     fn parts_are_counted_across_attached_messages() {
         // One attached message a part: each brings its own parts.
-        let message = |n: usize| {
-            let mut raw = String::from(
-                "From: a@b.example\r\nSubject: many\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"B\"\r\n\r\n",
-            );
-            for i in 0..n {
-                raw.push_str(&format!(
-                    "--B\r\nContent-Type: message/rfc822\r\n\r\nFrom: c@d.example\r\nSubject: inner {i}\r\n\r\ntext {i}\r\n"
-                ));
-            }
-            raw.push_str("--B--\r\n");
-            raw
+        let attached = |i| {
+            format!("Content-Type: message/rfc822\r\n\r\nFrom: c@d.example\r\nSubject: inner {i}\r\n\r\ntext {i}\r\n")
         };
-        let read_parts = |n| read(message(n).as_bytes()).map(|m| m.text.matches("text ").count());
+        let read_parts = |n| read(multipart(n, attached).as_bytes()).map(|m| m.text.matches("text ").count());
         assert_eq!(read_parts(15), Ok(15));
         assert_eq!(read_parts(150), Err(Refusal::TooManyParts));
     }
 
     #[test]
     fn fifty_attachments_are_taken_and_the_fifty_first_refused() {
-        let message = |n: usize| {
-            let mut raw = String::from(
-                "From: a@b.example\r\nTo: c@d.example\r\nSubject: many\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"B\"\r\n\r\n--B\r\nContent-Type: text/plain\r\n\r\nhello\r\n",
-            );
-            for i in 0..n {
-                raw.push_str(&format!(
-                    "--B\r\nContent-Type: application/pdf\r\nContent-Disposition: attachment; filename=\"f{i}.pdf\"\r\n\r\n%PDF\r\n"
-                ));
-            }
-            raw.push_str("--B--\r\n");
-            raw
+        let pdf = |i| {
+            format!(
+                "Content-Type: application/pdf\r\nContent-Disposition: attachment; filename=\"f{i}.pdf\"\r\n\r\n%PDF\r\n"
+            )
         };
-        assert_eq!(read(message(50).as_bytes()).map(|m| m.attachments.len()), Ok(50));
-        assert_eq!(read(message(51).as_bytes()), Err(Refusal::TooManyAttachments(51)));
+        assert_eq!(read(multipart(50, pdf).as_bytes()).map(|m| m.attachments.len()), Ok(50));
+        assert_eq!(read(multipart(51, pdf).as_bytes()), Err(Refusal::TooManyAttachments(51)));
     }
 
     #[test]

@@ -123,14 +123,18 @@ pub fn too_large(headers: &HeaderMap, body_len: usize, limit: usize) -> bool {
 
 /// Whether `Content-Type` names JSON (parameters such as `charset` allowed).
 pub fn is_json(headers: &HeaderMap) -> bool {
+    media_is(headers, "application/json")
+}
+
+/// Whether `Content-Type` names `media` (any case; parameters allowed).
+fn media_is(headers: &HeaderMap, media: &str) -> bool {
     let content_type = headers.get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
-    content_type.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case("application/json")
+    content_type.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case(media)
 }
 
 /// Whether the body is a raw e-mail message (`Content-Type: message/rfc822`).
 pub fn is_message(headers: &HeaderMap) -> bool {
-    let content_type = headers.get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
-    content_type.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case("message/rfc822")
+    media_is(headers, "message/rfc822")
 }
 
 /// Whether the client takes JSON answers: no `Accept`, or one that admits it.
