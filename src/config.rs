@@ -290,6 +290,7 @@ impl Config {
                 table: "kobana-inbox".into(),
                 region: "us-east-1".into(),
                 endpoint: Some("http://127.0.0.1:8000".into()),
+                bucket: DEFAULT_BUCKET.into(),
                 // The test suite runs many tests at once against one local
                 // server: generous bounds, so a busy moment is not a fault.
                 timeouts: StoreTimeouts {
@@ -415,6 +416,10 @@ fn validate_resource(uri: &str) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// The attachments bucket when `ATTACHMENTS_BUCKET` names none (the local
+/// server's; the template always names its own).
+pub const DEFAULT_BUCKET: &str = "kobana-inbox-attachments";
+
 /// The table and how to reach it: `TABLE_NAME`, `AWS_REGION`,
 /// `DYNAMODB_ENDPOINT` and the `DYNAMODB_*` timeouts (what `admin` needs,
 /// without the rest of the configuration).
@@ -423,6 +428,7 @@ pub fn store_from_env() -> Result<StoreConfig, ConfigError> {
         table: var("TABLE_NAME").unwrap_or_else(|| "kobana-inbox".into()),
         region: var("AWS_REGION").unwrap_or_else(|| "us-east-1".into()),
         endpoint: var("DYNAMODB_ENDPOINT"),
+        bucket: var("ATTACHMENTS_BUCKET").unwrap_or_else(|| DEFAULT_BUCKET.into()),
         timeouts: StoreTimeouts {
             connect: millis("DYNAMODB_CONNECT_TIMEOUT_MS", StoreTimeouts::LAMBDA.connect)?,
             attempt: millis("DYNAMODB_ATTEMPT_TIMEOUT_MS", StoreTimeouts::LAMBDA.attempt)?,

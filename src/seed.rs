@@ -14,7 +14,7 @@
 //! `usr_other` in `org_other` (organization "Demo Co" and "Other Co").
 
 use crate::domain::records::{
-    AllowedSender, Attachment, Delivery, DeliveryStatus, Email, EmailStatus, EventType, Extracted, Grant, Inbox,
+    AllowedSender, Attachment, Reading, Delivery, DeliveryStatus, Email, EmailStatus, EventType, Extracted, Grant, Inbox,
     InboxStatus, Job, JobKind, JobStatus, Member, SenderPolicy, Webhook, WebhookStatus, Workspace, WorkspaceStatus,
 };
 use crate::domain::{OrgId, Role, Tenant, WorkspaceId};
@@ -88,7 +88,14 @@ fn email(m: Mail<'_>) -> Email {
             name: "boleto.pdf".into(),
             size: 48_213,
             content_type: "application/pdf".into(),
+            // The demo data describes its files without their bytes (as the
+            // JSON form of ingestion does): nothing to download or read.
+            sha256: None,
+            stored: false,
+            reading: matches!(m.status, EmailStatus::Processed | EmailStatus::Failed).then_some(Reading::NotStored),
         }],
+        bills: m.extracted.iter().cloned().collect(),
+        reason: None,
         extracted: m.extracted,
         error: m.error.map(Into::into),
         created_at: m.received_at.into(),
@@ -196,8 +203,9 @@ pub async fn seed(store: &Store, secrets: &Secrets) -> Result<(), StoreError> {
             status: EmailStatus::Processed,
             text: format!("Olá! Sua fatura está disponível.\nLinha digitável: {LINE_TELECOM}\nVencimento: 10/12/2026"),
             extracted: Some(Extracted {
-                digitable_line: "34191091233456780000701234567897116560000015990".into(),
-                barcode: "34191165600000159901091234567800000123456789".into(),
+                source: "body".into(),
+                digitable_line: Some("34191091233456780000701234567897116560000015990".into()),
+                barcode: Some("34191165600000159901091234567800000123456789".into()),
                 amount_cents: Some(15_990),
                 due_date: Some("2026-12-10".into()),
                 bank_code: Some("341".into()),

@@ -454,7 +454,8 @@ async fn getting_an_email_returns_its_extracted_data_and_attachment_metadata() {
     assert_eq!(data["received_at"], "2026-11-21T10:15:00.000Z");
     assert_eq!(data["status"], "processed");
     assert!(data["text"].as_str().unwrap().contains("Linha digitável"), "{data}");
-    assert_eq!(data["attachments"], json!([{"name": "boleto.pdf", "size": 48213, "content_type": "application/pdf"}]));
+    assert_eq!(data["attachments"], json!([{"name": "boleto.pdf", "size": 48213, "content_type": "application/pdf",
+                "sha256": null, "stored": false, "reading": "not_stored"}]));
     assert_eq!(
         data["extracted"],
         json!({
@@ -465,8 +466,11 @@ async fn getting_an_email_returns_its_extracted_data_and_attachment_metadata() {
             "bank_code": "341",
             "pix": null,
             "amounts_disagree": false,
+            "source": "body",
         })
     );
+    assert_eq!(data["bills"], json!([data["extracted"]]), "one bill, the one extracted names");
+    assert_eq!(data["reason"], Value::Null);
     assert_eq!(data["message_id"], Value::Null, "seeded, not received with one");
     assert_eq!(data["error"], Value::Null);
 

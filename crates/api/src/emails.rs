@@ -271,6 +271,19 @@ struct Incoming {
     authentication: Option<inbox_domain::mailauth::Authentication>,
     text: String,
     attachments: Vec<Attachment>,
+    /// A raw message's attachments' bytes, in the same order; none from
+    /// the JSON form.
+    bytes: Vec<Vec<u8>>,
+}
+
+/// A SHA-256 digest in lowercase hex.
+fn sha256_hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, bytes);
+    digest.as_ref().iter().fold(String::with_capacity(64), |mut hex, b| {
+        let _ = write!(hex, "{b:02x}");
+        hex
+    })
 }
 
 impl Incoming {
@@ -292,8 +305,12 @@ impl Incoming {
                     name: a.name.into_string(),
                     size: a.size,
                     content_type: a.content_type.into_string(),
+                    sha256: None,
+                    stored: false,
+                    reading: None,
                 })
                 .collect(),
+            bytes: Vec::new(),
         }
     }
 
@@ -301,8 +318,8 @@ impl Incoming {
     /// limit, is 400 `invalid_message`; too many attachments is the JSON
     /// form's 422; a `From` that is no address is 422 naming `from`. A
     /// missing or unreadable `To` is empty, a missing or unreadable `Date`
-    /// (or in the future) is now. Only the attachments' names, types and
-    /// sizes are kept.
+    /// (or in the future) is now. The attachments' bytes come along, to be
+    /// stored (`ingest`).
     fn from_message(raw: &[u8]) -> Result<Incoming, ApiError> {
         let message = inbox_mail::read(raw).map_err(|refusal| match refusal {
             inbox_mail::Refusal::TooManyAttachments(_) => ApiError::invalid("attachments", refusal.to_string()),
@@ -330,15 +347,19 @@ impl Incoming {
             message_id: message.message_id.map(|id| cut(&id, 998)),
             authentication: message.authentication.as_deref().and_then(inbox_domain::mailauth::parse),
             text: message.text,
-            attachments: (message.attachments.into_iter())
+            attachments: (message.attachments.iter())
                 // Control characters dropped: the JSON form refuses them, and a
                 // raw message is not refused for an odd file name.
                 .map(|a| Attachment {
                     name: cut(&a.name.replace(char::is_control, ""), 255),
                     size: a.bytes.len() as u64,
                     content_type: cut(&a.content_type.replace(char::is_control, ""), 127),
+                    sha256: Some(sha256_hex(&a.bytes)),
+                    stored: false,
+                    reading: None,
                 })
                 .collect(),
+            bytes: message.attachments.into_iter().map(|a| a.bytes).collect(),
         })
     }
 }
@@ -356,7 +377,8 @@ async fn ingest(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErro
         Some(raw) => Incoming::from_message(raw)?,
         None => Incoming::from_json(input.body::<IngestBody>()?),
     };
-    let Incoming { from, to, subject, received_at, message_id, authentication, text, attachments } = incoming;
+    let Incoming { from, to, subject, received_at, message_id, authentication, text, mut attachments, bytes } =
+        incoming;
     // Kept a few seconds per container: every ingestion reads its inbox (`store::cache`).
     let inbox = super::fetch(Kind::Inbox, "Inbox", inbox_id, async || {
         ctx.store.inbox_for_ingestion(ctx.tenant, inbox_id).await
@@ -371,8 +393,11 @@ async fn ingest(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErro
     let allowed =
         inbox.sender_policy == SenderPolicy::Anyone || ctx.store.sender_allowed(ctx.tenant, &inbox.id, &from).await?;
     let now = now_string();
+    let id = inbox_support::sys::new_id_in(Kind::Email, &ctx.tenant.shards);
+    // A rejected sender's files are not kept: nothing will read them.
+    let stored = if allowed { store_attachments(ctx, &id, &mut attachments, bytes).await? } else { Vec::new() };
     let email = Email {
-        id: inbox_support::sys::new_id_in(Kind::Email, &ctx.tenant.shards),
+        id,
         inbox_id: inbox.id.clone(),
         from: from.clone(),
         to,
@@ -384,14 +409,24 @@ async fn ingest(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErro
         text,
         attachments,
         extracted: None,
+        bills: Vec::new(),
+        reason: None,
         error: (!allowed).then(|| format!("sender {from} is not allowed in inbox {}", inbox.slug)),
         created_at: now.clone(),
         updated_at: now,
         deleted_at: None,
     };
     let job = new_job_in(JobKind::EmailProcess, &email.id, &ctx.tenant.shards);
-    match ctx.store.create_email_with_job(ctx.tenant, &email, &job, &ctx.audit(&email.id, StatusCode::ACCEPTED)?).await
-    {
+    let created =
+        ctx.store.create_email_with_job(ctx.tenant, &email, &job, &ctx.audit(&email.id, StatusCode::ACCEPTED)?).await;
+    if created.is_err() && !stored.is_empty() {
+        // No record names them: a duplicate's, or a failed write's (the
+        // pipeline sends again, under a new id).
+        if let Err(e) = ctx.store.objects().delete(&stored).await {
+            tracing::warn!(email_id = %email.id, error = %e, "attachments of an e-mail not written were left in the bucket");
+        }
+    }
+    match created {
         Ok(()) => {}
         // The same message, ingested before (the transaction's condition on
         // its Message-ID item says so: no read first, on every ingestion).
@@ -405,6 +440,36 @@ async fn ingest(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErro
         Err(e) => return Err(e.into()),
     }
     accepted_email(&job, &email)
+}
+
+/// Stores a raw message's attachments' bytes (all at once; at most 50, and
+/// 4 MiB in all), marking each stored; the keys written. One that fails
+/// fails the ingestion (503, the pipeline sends again) after the others
+/// are removed: an e-mail is kept with all its files or not at all.
+async fn store_attachments(
+    ctx: &Ctx<'_>,
+    email_id: &str,
+    attachments: &mut [Attachment],
+    bytes: Vec<Vec<u8>>,
+) -> Result<Vec<String>, ApiError> {
+    let objects = ctx.store.objects();
+    let keys: Vec<String> =
+        (0..bytes.len()).map(|n| inbox_store::objects::Objects::key(ctx.tenant, email_id, n)).collect();
+    let puts = keys.iter().zip(bytes).zip(attachments.iter()).map(|((key, bytes), a)| {
+        let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, &bytes);
+        async move { objects.put(key, bytes, &a.content_type, digest.as_ref()).await }
+    });
+    let outcomes = futures_util::future::join_all(puts).await;
+    if let Some(error) = outcomes.into_iter().find_map(Result::err) {
+        if let Err(e) = objects.delete(&keys).await {
+            tracing::warn!(email_id, error = %e, "attachments of an e-mail not written were left in the bucket");
+        }
+        return Err(error.into());
+    }
+    for a in attachments.iter_mut() {
+        a.stored = true;
+    }
+    Ok(keys)
 }
 
 /// 202 with the job and the e-mail (`Shape::AcceptedEmail`).

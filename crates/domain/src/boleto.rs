@@ -351,6 +351,17 @@ pub fn candidates(text: &str) -> Vec<String> {
 /// error; with none valid, the first candidate's error is the most precise
 /// answer.
 pub fn extract(text: &str, received: Date) -> Result<Slip, BoletoError> {
+    let mut valid = all(text, received)?;
+    match valid.len() {
+        1 => Ok(valid.remove(0)),
+        n => Err(BoletoError::Several(n)),
+    }
+}
+
+/// Every different valid slip in `text`, in order (the same barcode written
+/// twice, as line and as barcode, is one); with none valid, the first
+/// candidate's error, the most precise answer.
+pub fn all(text: &str, received: Date) -> Result<Vec<Slip>, BoletoError> {
     let mut valid: Vec<Slip> = Vec::new();
     let mut first_error = None;
     for candidate in candidates(text) {
@@ -365,11 +376,10 @@ pub fn extract(text: &str, received: Date) -> Result<Slip, BoletoError> {
             }
         }
     }
-    match valid.len() {
-        1 => Ok(valid.remove(0)),
-        0 => Err(first_error.unwrap_or(BoletoError::NotFound)),
-        n => Err(BoletoError::Several(n)),
+    if valid.is_empty() {
+        return Err(first_error.unwrap_or(BoletoError::NotFound));
     }
+    Ok(valid)
 }
 
 /// Sample digitable lines with known amounts and due dates: the demo data's e-mails carry

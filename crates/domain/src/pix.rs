@@ -11,7 +11,7 @@
 //! with the GUI `br.gov.bcb.pix`, any case) naming a key (static codes) or a
 //! location URL (dynamic codes).
 //!
-//! What is kept: the key or URL, the merchant's name and city, the amount
+//! What is kept: the code itself, the key or URL, the merchant's name and city, the amount
 //! when the code fixes one, and the transaction id (`txid`, field 62/05).
 
 use serde::{Deserialize, Serialize};
@@ -19,6 +19,9 @@ use serde::{Deserialize, Serialize};
 /// A Pix code found in a text, checked.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Pix {
+    /// The code itself, as a payer's bank app takes it ("copia e cola").
+    #[serde(default)]
+    pub payload: String,
     /// The Pix key (an e-mail, phone, CPF/CNPJ or random key) of a static code.
     pub key: Option<String>,
     /// The payload location of a dynamic code (the payer's bank fetches the charge there).
@@ -126,6 +129,7 @@ pub fn parse(text: &str) -> Option<Pix> {
     };
     let txid = value(62).and_then(|v| subfields(v).into_iter().find(|(id, _)| *id == 5).map(|(_, t)| t.to_owned()));
     Some(Pix {
+        payload: payload.to_owned(),
         key,
         url,
         merchant_name: value(59)?.to_owned(),

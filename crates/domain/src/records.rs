@@ -117,13 +117,45 @@ pub struct Attachment {
     pub name: String,
     pub size: u64,
     pub content_type: String,
+    /// The SHA-256 of its bytes (hex); `null` when the pipeline described
+    /// the attachment without them (the JSON form of ingestion).
+    #[serde(default)]
+    pub sha256: Option<String>,
+    /// Whether its bytes are kept: `GET /api/v1/emails/{id}/attachments/{n}`
+    /// downloads them. Not for a rejected sender's e-mail.
+    #[serde(default)]
+    pub stored: bool,
+    /// What processing made of it; `null` until processed.
+    #[serde(default)]
+    pub reading: Option<Reading>,
 }
 
-/// What e-mail processing found: a validated boleto.
+wire_enum! {
+    /// What processing made of an attachment: `read` (a PDF's text layer was
+    /// searched), `not_pdf` (only PDFs are read), `not_stored` (no bytes to
+    /// read), or why a PDF gave no text.
+    pub enum Reading {
+        Read = "read",
+        NotPdf = "not_pdf",
+        NotStored = "not_stored",
+        PdfNoText = "pdf_no_text",
+        PdfEncrypted = "pdf_encrypted",
+        PdfUnreadable = "pdf_unreadable",
+    }
+}
+
+/// What e-mail processing found: one bill — a validated boleto, a checked
+/// Pix code, or both (a boleto híbrido).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Extracted {
-    pub digitable_line: String,
-    pub barcode: String,
+    /// Where it was found: `body`, or `attachment:<n>` (the e-mail's
+    /// `attachments[n]`, a PDF).
+    #[serde(default = "body_source")]
+    pub source: String,
+    /// The boleto's line, digits only; `null` for a bill that is a Pix code only.
+    pub digitable_line: Option<String>,
+    /// The boleto's 44-digit barcode; `null` for a bill that is a Pix code only.
+    pub barcode: Option<String>,
     /// `None` for a utility slip whose value field is a reference quantity.
     #[schemars(description = "null for a utility slip whose value field is a reference quantity")]
     pub amount_cents: Option<u64>,
@@ -162,7 +194,17 @@ pub struct Email {
     /// The body: third-party text.
     pub text: String,
     pub attachments: Vec<Attachment>,
+    /// The first bill found (the body first, then each PDF attachment in
+    /// order); `null` until processed, or when none was found.
     pub extracted: Option<Extracted>,
+    /// Every different bill found, `extracted` first: a message may carry
+    /// several (two PDFs, two banks). Empty until processed.
+    #[serde(default)]
+    pub bills: Vec<Extracted>,
+    /// A `processed` e-mail with no bill: why — a PDF that could not be read
+    /// (`pdf_no_text`, `pdf_encrypted`, `pdf_unreadable`), the first one's.
+    #[serde(default)]
+    pub reason: Option<Reading>,
     pub error: Option<String>,
     #[schemars(extend("format" = "date-time"))]
     pub created_at: String,
@@ -172,6 +214,10 @@ pub struct Email {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(skip)]
     pub deleted_at: Option<String>,
+}
+
+fn body_source() -> String {
+    "body".into()
 }
 
 wire_enum! {

@@ -24,6 +24,8 @@
 //! `MAX_HEADER_BYTES`, more than `MAX_ATTACHMENTS` attachments, more than
 //! `MAX_PARTS` parts in all.
 
+pub mod pdf;
+
 use mail_parser::{Message, MessageParser, MimeHeaders};
 
 /// The largest header section read (RFC 5322 sets no limit; real messages

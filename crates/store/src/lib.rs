@@ -17,6 +17,7 @@ pub mod items;
 mod jobs;
 mod keys;
 mod memberships;
+pub mod objects;
 mod org;
 pub mod rate_limit;
 mod senders;
@@ -56,9 +57,10 @@ pub enum StoreError {
     Conflict,
     #[error("throttled by DynamoDB")]
     Throttled,
-    /// DynamoDB could not be reached or failed; the SDK's error is kept as
-    /// the source, and the message shows its whole chain for the logs.
-    #[error("DynamoDB unavailable: {}", DisplayErrorContext(.0.as_ref()))]
+    /// DynamoDB or the attachments bucket could not be reached or failed;
+    /// the SDK's error is kept as the source, and the message shows its
+    /// whole chain for the logs.
+    #[error("store unavailable: {}", DisplayErrorContext(.0.as_ref()))]
     Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
     #[error("stored item is malformed: {0}")]
     Corrupt(String),
@@ -93,7 +95,10 @@ pub struct StoreConfig {
     pub table: String,
     pub region: String,
     /// A local DynamoDB-compatible server; `None` means AWS with the default credential chain.
+    /// The attachments bucket is reached there too (the local server emulates S3).
     pub endpoint: Option<String>,
+    /// The attachments bucket (`objects`): `ATTACHMENTS_BUCKET`.
+    pub bucket: String,
     pub timeouts: StoreTimeouts,
     /// How long the busy path's configuration reads are kept (`cache`;
     /// `CONFIG_CACHE_SECS`, default 5).
@@ -139,6 +144,8 @@ pub struct Store {
     dry_run: Option<std::sync::Arc<dry_run::Described>>,
     /// Configuration the busy path reads again and again (`cache`).
     cache: std::sync::Arc<cache::ReadCache>,
+    /// Attachment bytes.
+    objects: objects::Objects,
 }
 
 impl Store {
@@ -180,11 +187,28 @@ impl Store {
         };
         #[cfg(not(feature = "dev"))]
         let client = Client::new(&sdk);
+        // An attachment is megabytes, not a DynamoDB call's kilobytes: its
+        // calls get tries of their own length (still inside a request's budget).
+        let s3 = aws_sdk_s3::config::Builder::from(&sdk)
+            .timeout_config(
+                aws_config::timeout::TimeoutConfig::builder()
+                    .connect_timeout(t.connect)
+                    .operation_attempt_timeout(t.attempt.max(Duration::from_secs(5)))
+                    .operation_timeout(t.operation.max(Duration::from_secs(15)))
+                    .build(),
+            )
+            // The local server answers path-style URLs only.
+            .force_path_style(config.endpoint.is_some())
+            // Only what S3 requires: `put` sends the SHA-256 it checks itself.
+            .request_checksum_calculation(aws_sdk_s3::config::RequestChecksumCalculation::WhenRequired)
+            .response_checksum_validation(aws_sdk_s3::config::ResponseChecksumValidation::WhenRequired)
+            .build();
         Store {
             client,
             table: config.table.clone(),
             dry_run: None,
             cache: std::sync::Arc::new(cache::ReadCache::new(config.cache_secs)),
+            objects: objects::Objects::new(aws_sdk_s3::Client::from_conf(s3), config.bucket.clone()),
         }
     }
 
@@ -222,6 +246,11 @@ impl Store {
 
     pub fn table(&self) -> &str {
         &self.table
+    }
+
+    /// The attachments bucket.
+    pub fn objects(&self) -> &objects::Objects {
+        &self.objects
     }
 
     /// Opens `connections` connections to the table side by side, each with

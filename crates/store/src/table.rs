@@ -27,9 +27,11 @@ fn attr(name: &str) -> Result<AttributeDefinition, StoreError> {
 }
 
 impl Store {
-    /// Creates the table with its index, stream and TTL; `false` when it
-    /// already existed (then nothing is changed).
+    /// Creates the table with its index, stream and TTL, and the attachments
+    /// bucket when it is missing; `false` when the table already existed
+    /// (then nothing of it is changed).
     pub async fn create_table(&self) -> Result<bool, StoreError> {
+        self.objects().create_bucket().await?;
         let gsi = GlobalSecondaryIndex::builder()
             .index_name(GSI1)
             .key_schema(key(GSI1_PK, KeyType::Hash)?)

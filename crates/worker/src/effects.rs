@@ -1,8 +1,10 @@
 //! What each kind of job does.
 //!
-//! - `email.process` / `email.reprocess`: extract the boleto from the body
-//!   (`domain::boleto`), store the result (replacing any previous one), and
-//!   send `email.processed` or `email.failed`. A `rejected` e-mail being
+//! - `email.process` / `email.reprocess`: find the bills — boletos
+//!   (`domain::boleto`) and Pix codes (`domain::pix`) — in the body and in the
+//!   text layer of every stored PDF attachment (`inbox_mail::pdf`), store the
+//!   result (replacing any previous one), and send `email.processed` or
+//!   `email.failed`. A `rejected` e-mail being
 //!   processed for the first time only sends `email.rejected`.
 //! - `webhook.test`: send `webhook.test` to that webhook.
 //! - `delivery.resend`: send a delivery's event again, as a new attempt.
@@ -21,8 +23,11 @@ use inbox_domain::boleto;
 use inbox_domain::clock::parse_instant;
 use inbox_domain::ids::Kind;
 use inbox_domain::records::{
-    Delivery, DeliveryStatus, Email, EmailStatus, EventType, Extracted, Job, JobKind, WebhookStatus,
+    Attachment, Delivery, DeliveryStatus, Email, EmailStatus, EventType, Extracted, Job, JobKind, Reading,
+    WebhookStatus,
 };
+use inbox_mail::pdf::Unread;
+use inbox_store::objects::Objects;
 use inbox_store::{StoreError, StoredWebhook};
 use inbox_support::sys::new_id;
 use inbox_support::sys::now_string;
@@ -41,32 +46,125 @@ pub async fn apply(runner: &Runner, t: &Tenant, job: &Job) -> Result<Value, Effe
 pub const SUPERSEDED: &str =
     "the e-mail was deleted or changed while this job ran; nothing was written and no event was sent";
 
-/// Applies the extraction outcome to the e-mail.
-pub fn apply_extraction(email: &mut Email, outcome: Result<boleto::Slip, boleto::BoletoError>) {
-    match outcome {
-        Ok(slip) => {
-            email.status = EmailStatus::Processed;
-            // A Pix code in the same text is the same bill's (a boleto
-            // híbrido): the first one found is kept beside the slip.
-            let pix = inbox_domain::pix::find_all(&email.text).into_iter().next();
+/// What one text gave: its boletos and Pix codes as bills, or why none.
+fn bills_in(text: &str, source: &str, received: Date) -> (Vec<Extracted>, Option<boleto::BoletoError>) {
+    let (slips, error) = match boleto::all(text, received) {
+        Ok(slips) => (slips, None),
+        Err(e) => (Vec::new(), Some(e)),
+    };
+    let mut codes = inbox_domain::pix::find_all(text).into_iter();
+    let mut bills: Vec<Extracted> = slips
+        .into_iter()
+        .map(|slip| {
+            // A Pix code in the same text as a boleto is the same bill's (a
+            // boleto híbrido): the first code goes with the first boleto, and
+            // so on; codes left over are bills of their own.
+            let pix = codes.next();
             let pix_amount = pix.as_ref().and_then(|p| p.amount_cents);
-            email.extracted = Some(Extracted {
-                digitable_line: slip.digitable_line,
-                barcode: slip.barcode,
+            Extracted {
+                source: source.to_owned(),
+                digitable_line: Some(slip.digitable_line),
+                barcode: Some(slip.barcode),
                 amount_cents: slip.amount_cents,
                 due_date: slip.due_date.map(|d| d.to_string()),
                 bank_code: slip.bank_code,
                 amounts_disagree: pix_amount.is_some_and(|amount| Some(amount) != slip.amount_cents),
                 pix,
-            });
-            email.error = None;
-        }
-        Err(error) => {
-            email.status = EmailStatus::Failed;
-            email.extracted = None;
-            email.error = Some(error.to_string());
+            }
+        })
+        .collect();
+    bills.extend(codes.map(|pix| Extracted {
+        source: source.to_owned(),
+        digitable_line: None,
+        barcode: None,
+        amount_cents: pix.amount_cents,
+        due_date: None,
+        bank_code: None,
+        amounts_disagree: false,
+        pix: Some(pix),
+    }));
+    (bills, error)
+}
+
+/// Whether two bills are the same one (the boleto in the body and again in
+/// its PDF): the same barcode, or, for Pix-only bills, the same code.
+fn same_bill(a: &Extracted, b: &Extracted) -> bool {
+    match (&a.barcode, &b.barcode) {
+        (Some(x), Some(y)) => x == y,
+        (None, None) => a.pix.as_ref().map(|p| &p.payload) == b.pix.as_ref().map(|p| &p.payload),
+        _ => false,
+    }
+}
+
+/// Whether an attachment is a PDF by its type or its name (senders label
+/// PDFs `application/octet-stream` often enough).
+fn looks_like_pdf(attachment: &Attachment) -> bool {
+    attachment.content_type.eq_ignore_ascii_case("application/pdf")
+        || attachment.name.to_ascii_lowercase().ends_with(".pdf")
+}
+
+/// Reads the body and every stored PDF attachment for bills, and records the
+/// outcome on the e-mail: `processed` with every different bill (body first,
+/// then the attachments in order); `processed` with none and the first PDF's
+/// reason when a PDF could not be read; `failed` with the body's most
+/// precise error otherwise.
+pub async fn read_bills(runner: &Runner, t: &Tenant, email: &mut Email) -> Result<(), EffectError> {
+    let received = received_date(email);
+    let (mut bills, body_error) = bills_in(&email.text, "body", received);
+    let mut reason = None;
+    for n in 0..email.attachments.len() {
+        let Some(attachment) = email.attachments.get(n) else { break };
+        let reading = if !looks_like_pdf(attachment) {
+            Reading::NotPdf
+        } else if !attachment.stored {
+            Reading::NotStored
+        } else {
+            match runner.store.objects().get(&Objects::key(t, &email.id, n)).await? {
+                None => Reading::NotStored,
+                Some(bytes) => {
+                    // CPU-bound and bounded (`inbox_mail::pdf`): off the runtime's threads.
+                    let read = tokio::task::spawn_blocking(move || inbox_mail::pdf::text(&bytes)).await;
+                    match read.unwrap_or_else(|_| Err(Unread::Unreadable("the reader stopped".into()))) {
+                        Ok(text) => {
+                            for bill in bills_in(&text, &format!("attachment:{n}"), received).0 {
+                                if !bills.iter().any(|b| same_bill(b, &bill)) {
+                                    bills.push(bill);
+                                }
+                            }
+                            Reading::Read
+                        }
+                        Err(unread) => {
+                            tracing::info!(email_id = %email.id, attachment = n, reason = %unread, "PDF not read");
+                            let reading = match unread {
+                                Unread::NoText => Reading::PdfNoText,
+                                Unread::Encrypted => Reading::PdfEncrypted,
+                                Unread::Unreadable(_) => Reading::PdfUnreadable,
+                            };
+                            reason.get_or_insert(reading);
+                            reading
+                        }
+                    }
+                }
+            }
+        };
+        if let Some(attachment) = email.attachments.get_mut(n) {
+            attachment.reading = Some(reading);
         }
     }
+    email.extracted = bills.first().cloned();
+    email.reason = None;
+    email.error = None;
+    if !bills.is_empty() {
+        email.status = EmailStatus::Processed;
+    } else if let Some(reason) = reason {
+        email.status = EmailStatus::Processed;
+        email.reason = Some(reason);
+    } else {
+        email.status = EmailStatus::Failed;
+        email.error = Some(body_error.unwrap_or(boleto::BoletoError::NotFound).to_string());
+    }
+    email.bills = bills;
+    Ok(())
 }
 
 fn received_date(email: &Email) -> Date {
@@ -80,9 +178,8 @@ async fn process_email(runner: &Runner, t: &Tenant, job: &Job) -> Result<Value, 
     let event = if email.status == EmailStatus::Rejected && job.kind == JobKind::EmailProcess {
         EventType::EmailRejected
     } else {
-        let outcome = boleto::extract(&email.text, received_date(&email));
+        read_bills(runner, t, &mut email).await?;
         let read_version = std::mem::replace(&mut email.updated_at, now_string());
-        apply_extraction(&mut email, outcome);
         // Over the version read only: a delete or a newer reprocess that
         // landed meanwhile wins, and this job ends without notifying.
         match runner.store.put_processed_email(t, &email, &read_version).await {
@@ -94,12 +191,14 @@ async fn process_email(runner: &Runner, t: &Tenant, job: &Job) -> Result<Value, 
     };
     let data = json!({
         "email_id": email.id, "inbox_id": email.inbox_id, "status": email.status, "from": email.from,
-        "received_at": email.received_at, "extracted": email.extracted, "error": email.error,
+        "received_at": email.received_at, "extracted": email.extracted, "bills": email.bills,
+        "reason": email.reason, "error": email.error,
     });
     let deliveries = notify(runner, t, event, data, None).await?;
-    Ok(
-        json!({"email_id": email.id, "status": email.status, "extracted": email.extracted, "error": email.error, "deliveries": deliveries}),
-    )
+    Ok(json!({
+        "email_id": email.id, "status": email.status, "extracted": email.extracted, "bills": email.bills,
+        "reason": email.reason, "error": email.error, "deliveries": deliveries,
+    }))
 }
 
 async fn test_webhook(runner: &Runner, t: &Tenant, webhook_id: &str) -> Result<Value, EffectError> {
