@@ -9,6 +9,7 @@ mod common;
 
 mod audit;
 mod auth;
+mod bills;
 mod capacity;
 mod catalogue_fixtures;
 mod command_line;

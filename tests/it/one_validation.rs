@@ -112,6 +112,7 @@ fn path(op: Op) -> String {
             Param::Id => "inb_billing",
             Param::Sub => "usr_new",
             Param::Sender => "@acme.com",
+            Param::Attachment => "0",
         };
         path = path.replace(&format!("{{{}}}", param.name()), value);
     }

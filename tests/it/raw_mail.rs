@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 const MESSAGES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/crates/mail/tests/messages");
 
-fn post_message<'a>(h: &'a Harness, inbox: &str, raw: &[u8]) -> Req<'a> {
+pub(crate) fn post_message<'a>(h: &'a Harness, inbox: &str, raw: &[u8]) -> Req<'a> {
     let token = h.token_for("svc_mailpipe", "org_demo", "emails:ingest");
     h.api("POST", &format!("/inboxes/{inbox}/emails"))
         .token(&token)
@@ -26,7 +26,12 @@ fn post_message<'a>(h: &'a Harness, inbox: &str, raw: &[u8]) -> Req<'a> {
 }
 
 fn messages() -> Vec<(String, Vec<u8>, Value)> {
-    let mut found: Vec<(String, Vec<u8>, Value)> = std::fs::read_dir(MESSAGES)
+    messages_in(MESSAGES)
+}
+
+/// Every `.eml` of `dir` with the `.json` of what it must yield, by name.
+pub(crate) fn messages_in(dir: &str) -> Vec<(String, Vec<u8>, Value)> {
+    let mut found: Vec<(String, Vec<u8>, Value)> = std::fs::read_dir(dir)
         .unwrap()
         .filter_map(|entry| {
             let path = entry.unwrap().path();

@@ -26,7 +26,7 @@ use inbox_store::StoreError;
 use inbox_support::sys::now_string;
 
 /// The operations of this module, in catalogue order.
-pub static OPERATIONS: &[Op] = &[&INGEST, &LIST, &GET, &REPROCESS, &DELETE];
+pub static OPERATIONS: &[Op] = &[&INGEST, &LIST, &GET, &ATTACHMENT, &REPROCESS, &DELETE];
 
 /// How a long tool's description ends: where its job is followed.
 macro_rules! job_tool {
@@ -86,6 +86,24 @@ pub static GET: Operation = Operation {
     ..operation("email_get", Verb::Get, "/emails/{id}", Needs::Role(Scope::EmailsRead, Read), |ctx, input| {
         Box::pin(get(ctx, input.id()))
     })
+};
+
+/// An attachment's bytes, by a short-lived link: files never travel over
+/// MCP or through the function (the link is the object store's own), so
+/// this operation has no tool. 404 for an attachment whose bytes were not
+/// kept (a JSON ingestion describes files it does not carry; a rejected
+/// sender's are dropped).
+pub static ATTACHMENT: Operation = Operation {
+    summary: "Download an e-mail's attachment (302 to a link valid for 5 minutes)",
+    id_of: "e-mail",
+    answers: &[(StatusCode::FOUND, Shape::Download)],
+    ..operation(
+        "email_attachment_get",
+        Verb::Get,
+        "/emails/{id}/attachments/{n}",
+        Needs::Role(Scope::EmailsRead, Read),
+        |ctx, input| Box::pin(attachment(ctx, input.id(), input.attachment())),
+    )
 };
 
 pub static REPROCESS: Operation = Operation {
@@ -173,6 +191,25 @@ async fn list(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError>
 
 async fn get(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     ApiResponse::data(StatusCode::OK, &load(ctx, id).await?)
+}
+
+async fn attachment(ctx: &Ctx<'_>, id: &str, n: &str) -> Result<ApiResponse, ApiError> {
+    let email = load(ctx, id).await?;
+    // The canonical form only ("07" or "+1" name nothing): one path per file.
+    let index = n.parse::<usize>().ok().filter(|i| i.to_string() == n);
+    let found = index.and_then(|i| email.attachments.get(i).map(|a| (i, a)));
+    let Some((index, file, sha256)) = found.and_then(|(i, a)| Some((i, a, a.sha256.as_deref().filter(|_| a.stored)?)))
+    else {
+        return Err(ApiError::NotFound { what: "Attachment" });
+    };
+    let key = inbox_store::objects::Objects::key(ctx.tenant, &email.id, index);
+    let url = ctx.store.objects().download_link(&key, &file.name, &file.content_type).await?;
+    let expires = inbox_support::sys::now() + time::Duration::seconds(inbox_store::objects::LINK_SECS as i64);
+    let body = json!({"data": {
+        "url": url, "expires_at": format(expires), "name": file.name, "content_type": file.content_type,
+        "size": file.size, "sha256": sha256,
+    }});
+    Ok(ApiResponse { location: Some(url), ..ApiResponse::ok(StatusCode::FOUND, body) })
 }
 
 /// Moves the e-mail to `processing` and enqueues its processing, in one

@@ -87,6 +87,10 @@ fn operation(op: Op) -> Value {
                 json!({"Location": {"description": "Where to follow the job", "schema": {"type": "string"}}});
             put(&mut answer, "headers", location);
         }
+        if status == 302 {
+            let location = json!({"Location": {"description": "The short-lived link to the bytes", "schema": {"type": "string", "format": "uri"}}});
+            put(&mut answer, "headers", location);
+        }
         responses.insert(status.to_string(), answer);
     }
     for status in schemas::error_statuses(op) {
@@ -172,6 +176,7 @@ fn success_text(status: u16) -> &'static str {
     match status {
         201 => "Created",
         202 => "Accepted: the job runs in the background; follow it at Location",
+        302 => "Found: the bytes are at Location (a link valid for 5 minutes, no token needed)",
         _ => "OK",
     }
 }

@@ -314,6 +314,11 @@ impl<'a> Input<'a> {
         self.route.param(Param::Sender)
     }
 
+    /// The path's `{n}` (an attachment's position), as given.
+    pub fn attachment(&self) -> &'a str {
+        self.route.param(Param::Attachment)
+    }
+
     /// The path's `{sub}` (a token subject), as given.
     pub fn sub(&self) -> &'a str {
         self.route.param(Param::Sub)

@@ -69,10 +69,12 @@ pub enum Param {
     Sender,
     /// `{sub}`: a token subject, a person or a machine client.
     Sub,
+    /// `{n}`: an attachment's position in its e-mail's list, from 0.
+    Attachment,
 }
 
 impl Param {
-    pub const ALL: [Param; 3] = [Param::Id, Param::Sender, Param::Sub];
+    pub const ALL: [Param; 4] = [Param::Id, Param::Sender, Param::Sub, Param::Attachment];
 
     /// The name in a template's braces, and of the MCP tool argument that
     /// carries it.
@@ -81,6 +83,7 @@ impl Param {
             Param::Id => "id",
             Param::Sender => "sender",
             Param::Sub => "sub",
+            Param::Attachment => "n",
         }
     }
 
@@ -95,6 +98,7 @@ impl Param {
             b"{id}" => Some(Param::Id),
             b"{sender}" => Some(Param::Sender),
             b"{sub}" => Some(Param::Sub),
+            b"{n}" => Some(Param::Attachment),
             _ => None,
         }
     }
@@ -152,7 +156,7 @@ impl Template {
                     _ => panic!("a path template names at most two parameters, each once"),
                 };
             } else if !is_static(part) {
-                panic!("a path template's segment is lowercase letters and _, or {{id}}, {{sender}} or {{sub}}");
+                panic!("a path template's segment is lowercase letters and _, or {{id}}, {{sender}}, {{sub}} or {{n}}");
             }
             segment += 1;
             match after {

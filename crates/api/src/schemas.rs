@@ -115,8 +115,15 @@ pub fn path_params(op: Op) -> Vec<(&'static str, Value)> {
         Param::Id => id(op.id_of),
         Param::Sender => sender(),
         Param::Sub => subject(),
+        Param::Attachment => attachment_index(),
     };
     op.template.params().map(|param| (param.name(), schema(param))).collect()
+}
+
+/// An attachment's position (`n`) in its e-mail's `attachments`, from 0.
+fn attachment_index() -> Value {
+    json!({"type": "string", "pattern": "^(0|[1-9][0-9]?)$", "maxLength": 2,
+           "description": "The attachment's position in the e-mail's attachments, from 0"})
 }
 
 /// A token subject (`sub`): a person or a machine client.
@@ -266,6 +273,9 @@ pub enum Shape {
     SenderDeleted,
     /// `{"data": {"subject", "deleted": true}}`: a grant taken away.
     Revoked,
+    /// `{"data": {"url", "expires_at", "name", "content_type", "size",
+    /// "sha256"}}` (302, with `Location: url`): a short-lived download link.
+    Download,
 }
 
 /// How records appear inside a shape: whole (tool schemas) or as references
@@ -305,6 +315,17 @@ impl Shape {
                 data(strict(json!({"inbox_id": text(), "sender": text(), "deleted": {"const": true}}), &[]))
             }
             Shape::Revoked => data(strict(json!({"subject": text(), "deleted": {"const": true}}), &[])),
+            Shape::Download => data(strict(
+                json!({
+                    "url": described(json!({"type": "string", "format": "uri"}), "The object's short-lived link (also in Location)"),
+                    "expires_at": described(text(), "When the link stops working (RFC 3339)"),
+                    "name": text(),
+                    "content_type": text(),
+                    "size": {"type": "integer", "minimum": 0},
+                    "sha256": described(text(), "SHA-256 of the bytes, lowercase hex"),
+                }),
+                &[],
+            )),
         }
     }
 }

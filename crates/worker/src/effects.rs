@@ -86,13 +86,29 @@ fn bills_in(text: &str, source: &str, received: Date) -> (Vec<Extracted>, Option
     (bills, error)
 }
 
-/// Whether two bills are the same one (the boleto in the body and again in
-/// its PDF): the same barcode, or, for Pix-only bills, the same code.
+/// Whether two bills are the same one (the boleto in its PDF and again in
+/// the body): the same barcode, or else the same Pix code.
 fn same_bill(a: &Extracted, b: &Extracted) -> bool {
     match (&a.barcode, &b.barcode) {
         (Some(x), Some(y)) => x == y,
-        (None, None) => a.pix.as_ref().map(|p| &p.payload) == b.pix.as_ref().map(|p| &p.payload),
-        _ => false,
+        _ => matches!((&a.pix, &b.pix), (Some(x), Some(y)) if x.payload == y.payload),
+    }
+}
+
+/// Adds `bill` to `bills` unless it is one of them; then what it adds to
+/// that one is kept: a Pix code beside the line in the body completes the
+/// boleto read from the PDF (the amounts compared again).
+fn merge(bills: &mut Vec<Extracted>, bill: Extracted) {
+    let Some(known) = bills.iter_mut().find(|b| same_bill(b, &bill)) else {
+        bills.push(bill);
+        return;
+    };
+    if known.pix.is_none()
+        && known.barcode.is_some()
+        && let Some(pix) = bill.pix.filter(|_| bill.barcode.is_some())
+    {
+        known.amounts_disagree = pix.amount_cents.is_some_and(|amount| Some(amount) != known.amount_cents);
+        known.pix = Some(pix);
     }
 }
 
@@ -103,14 +119,15 @@ fn looks_like_pdf(attachment: &Attachment) -> bool {
         || attachment.name.to_ascii_lowercase().ends_with(".pdf")
 }
 
-/// Reads the body and every stored PDF attachment for bills, and records the
-/// outcome on the e-mail: `processed` with every different bill (body first,
-/// then the attachments in order); `processed` with none and the first PDF's
-/// reason when a PDF could not be read; `failed` with the body's most
-/// precise error otherwise.
+/// Reads every stored PDF attachment and the body for bills, and records
+/// the outcome on the e-mail: `processed` with every different bill (the
+/// attachments' in their order, then the body's: a boleto is reported
+/// where its document is, with a Pix code the body adds); `processed` with
+/// none and the first PDF's reason when a PDF could not be read; `failed`
+/// with the body's most precise error otherwise.
 pub async fn read_bills(runner: &Runner, t: &Tenant, email: &mut Email) -> Result<(), EffectError> {
     let received = received_date(email);
-    let (mut bills, body_error) = bills_in(&email.text, "body", received);
+    let mut bills = Vec::new();
     let mut reason = None;
     for n in 0..email.attachments.len() {
         let Some(attachment) = email.attachments.get(n) else { break };
@@ -127,9 +144,7 @@ pub async fn read_bills(runner: &Runner, t: &Tenant, email: &mut Email) -> Resul
                     match read.unwrap_or_else(|_| Err(Unread::Unreadable("the reader stopped".into()))) {
                         Ok(text) => {
                             for bill in bills_in(&text, &format!("attachment:{n}"), received).0 {
-                                if !bills.iter().any(|b| same_bill(b, &bill)) {
-                                    bills.push(bill);
-                                }
+                                merge(&mut bills, bill);
                             }
                             Reading::Read
                         }
@@ -150,6 +165,10 @@ pub async fn read_bills(runner: &Runner, t: &Tenant, email: &mut Email) -> Resul
         if let Some(attachment) = email.attachments.get_mut(n) {
             attachment.reading = Some(reading);
         }
+    }
+    let (in_body, body_error) = bills_in(&email.text, "body", received);
+    for bill in in_body {
+        merge(&mut bills, bill);
     }
     email.extracted = bills.first().cloned();
     email.reason = None;
