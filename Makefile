@@ -73,7 +73,7 @@ invoke:
 fuzz:
 	scripts/fuzz.sh
 
-## Side-by-side performance measurements (BENCH_BASELINE=<rev> adds the server at that commit); writes .local/bench/results.md.
+## Side-by-side performance measurements (BENCH_BASELINE=<rev> adds the server at that commit; BENCH_ONLY=mail: only the bill corpus read against a Python peer, and a 10 MiB message's peak memory); writes .local/bench/results.md (BENCH_UPDATE=1: bench/results.md).
 bench:
 	scripts/bench.sh
 

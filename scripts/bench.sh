@@ -5,7 +5,11 @@
 # scenario, under 8 minutes of measuring) and writes .local/bench/results.md
 # (bench/results.md, the committed figures, with BENCH_UPDATE=1). Loopback
 # only, on free ports. BENCH_ONLY=peers measures the ceiling and the rmcp
-# peer alone (see bench.py).
+# peer alone (see bench.py). BENCH_ONLY=mail builds only the mail
+# benchmark's reader (examples/mail_bench.rs; a cold build still compiles the
+# package's dependencies, but links no server and needs no database and no
+# wrk) and runs it beside its Python peer; its section of the results file
+# replaces the last one, the rest kept. Every full run measures it too.
 #
 # BENCH_BASELINE=<rev> also measures the server as it was at that commit, in
 # the same run: its sources are checked out into a worktree and built with
@@ -14,6 +18,20 @@
 # then kept in $target/bench-baseline/<rev>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+# The mail benchmark's Python peer (scripts/bench_mail_peer.py): pypdf, pinned
+# in scripts/tools-requirements.txt, in an environment of its own in the
+# per-user cache (scripts/cache.sh), linked at .local/tools-bench.
+mail_peer() {
+  . scripts/cache.sh
+  cached_venv .local/tools-bench tools-bench "$(grep -i '^pypdf==' scripts/tools-requirements.txt)"
+  export BENCH_MAIL_PYTHON="$PWD/.local/tools-bench/bin/python"
+}
+if [ "${BENCH_ONLY:-}" = mail ]; then
+  mail_peer
+  cargo build --release --example mail_bench
+  CARGO_TARGET_DIR="$target" exec python3 scripts/bench.py
+fi
 # wrk (the load generator) and zip: installed here only when running as
 # root (a CI machine); otherwise say how to get them.
 for tool in wrk zip; do
@@ -27,7 +45,6 @@ for tool in wrk zip; do
     fi
   fi
 done
-target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
 CARGO_TARGET_DIR="$target/rmcp-peer" cargo build --release --manifest-path bench/rmcp-peer/Cargo.toml
 if [ "${BENCH_ONLY:-}" = peers ]; then
   cargo build --release --example ceiling
@@ -59,5 +76,6 @@ fi
 . scripts/lib.sh
 trap stop_db EXIT
 ensure_db
-cargo build --release --bin kobana-inbox-mcp --example ceiling --example sdk_peer
+mail_peer
+cargo build --release --bin kobana-inbox-mcp --example ceiling --example sdk_peer --example mail_bench
 CARGO_TARGET_DIR="$target" python3 scripts/bench.py

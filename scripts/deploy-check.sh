@@ -9,7 +9,9 @@
 #   2. `sam deploy --guided` against the template, answered as docs/operations.md's
 #      "The first deploy" says, up to the credentials step: it must ask exactly the
 #      documented questions (no "has no authentication" prompt, no parameter without a
-#      default but OAuthIssuer and JwksUrl) and stop at the missing credentials.
+#      default but OAuthIssuer and JwksUrl), QUESTIONS of them, and stop at the missing
+#      credentials. SES receiving (InboundMailDomain) is off by default, so the guided
+#      deploy never needs a domain; the worker artefact serves it (no third function).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIR=.local/deploy-check
@@ -20,6 +22,9 @@ LINT=$(scripts/tools.sh lint)
 BUILD=$(scripts/tools.sh build)
 failed=0
 fail() { echo "  FAIL $*"; failed=1; }
+# Stack name and region, the 20 template parameters (docs/operations.md's table, with
+# AttachmentRetentionDays and InboundMailDomain), then SAM's six own questions.
+QUESTIONS=28
 
 # 1. The build.
 if ! LAMBDA_PROFILE="${LAMBDA_PROFILE:-lambda-check}" PATH="$LINT:$BUILD:$PATH" \
@@ -69,6 +74,9 @@ print("\n".join("Parameter " + n for n in names))')
 expected=$(printf '%s\n' "Stack Name" "AWS Region" "$parameters" "Confirm changes before deploy" \
   "Allow SAM CLI IAM role creation" "Disable rollback" "Save arguments to configuration file" \
   "SAM configuration file" "SAM configuration environment")
+if [ "$(echo "$expected" | wc -l)" != "$QUESTIONS" ]; then
+  fail "the template now makes $(echo "$expected" | wc -l) questions, not $QUESTIONS: update docs/operations.md's table and QUESTIONS"
+fi
 if [ "$asked" = "$expected" ]; then
   echo "  ok   sam deploy --guided asks the documented questions only ($(echo "$asked" | wc -l))"
 else

@@ -2,7 +2,7 @@
 """Seeds the fuzz corpora (fuzz/corpus/<target>/) from the recorded events'
 bodies and headers and from the test fixtures, so the fuzzer starts from
 real requests instead of empty input. Idempotent: a seed is named by its hash."""
-import hashlib, json, pathlib, re
+import base64, hashlib, json, pathlib, re, zlib
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "fuzz" / "corpus"
@@ -46,3 +46,23 @@ seed("sealed_token", "not-a-token")
 # Raw messages: the ones Python's email package wrote for the mail crate's tests.
 for path in sorted((ROOT / "crates/mail/tests/messages").glob("*.eml")):
     seed("mail", path.read_bytes())
+# PDFs: the bill corpus's files up to 128 KiB (the boletos, the scan, the encrypted and the
+# broken one), and the boletos' page content streams decoded (ASCII85, then Flate), which the
+# target reads inside a one-page PDF. Left out: bomb.pdf and many-pages.pdf, 1 MB each, whose
+# every run costs the whole bound (64 MiB inflated; ten thousand pages parsed before they are
+# refused), and libFuzzer grows its inputs up to the largest seed; their reasons are checked by
+# tests/it/bills.rs and the crate's own tests.
+for path in sorted((ROOT / "tests/bills/pdf").glob("*.pdf")):
+    data = path.read_bytes()
+    if len(data) > 128 * 1024:
+        continue
+    seed("pdf", data)
+    for match in re.finditer(rb"/Filter \[ /ASCII85Decode /FlateDecode \] /Length (\d+)\s*>>\s*stream\r?\n", data):
+        encoded = data[match.end():match.end() + int(match.group(1))].strip().removesuffix(b"~>")
+        try:
+            seed("pdf", zlib.decompress(base64.a85decode(encoded)))
+        except ValueError:
+            pass
+for content in [b"BT /F1 12 Tf 72 700 Td (34191.09123 34567.800007 01234.567897 1 16560000015990) Tj ET",
+                b"BT /F1 12 Tf [(a) -250 (b)] TJ T* (c) ' 1 2 (d) \" ET", b"BT /F1 12 Tf <3334313931> Tj ET"]:
+    seed("pdf", content)

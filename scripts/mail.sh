@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # `make mail`: sends a sample bill to the server `make run` is running, as the
 # mail pipeline would: the raw message (`Content-Type: message/rfc822`) with
-# the pipeline's token. The sample is a boleto híbrido (a digitable line and
-# a Pix code) from an allowed sender of the demo inbox `inb_bills`; its
-# processing follows at once, and `make run`'s terminal prints the signed
-# `email.processed` delivery. MESSAGE=<file.eml> and INBOX=<inbox id> send
+# the pipeline's token. The sample is a bill of the corpus (tests/bills/): an
+# electricity bill whose boleto and Pix code are in its PDF attachment, sent
+# to the demo inbox `inb_receipts` (which takes mail from anyone); its
+# processing follows at once (the PDF kept, its text read), and `make run`'s
+# terminal prints the signed `email.processed` delivery. MESSAGE=<file.eml> and INBOX=<inbox id> send
 # another; PORT picks one of several runs (as for `make token`). Each send
 # gets a fresh Message-ID (KEEP_ID=1 keeps the file's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
-MESSAGE=${MESSAGE:-crates/mail/tests/messages/hybrid.eml}
-INBOX=${INBOX:-inb_bills}
+MESSAGE=${MESSAGE:-tests/bills/plain-utf8-qp.eml}
+INBOX=${INBOX:-inb_receipts}
 token=$(SUB=svc_mailpipe SCOPES=emails:ingest AUD=api scripts/token.sh)
 # token.sh said which run it minted for; the same run file gives the port.
 if [ -z "${PORT:-}" ] || ! answering "$PORT"; then

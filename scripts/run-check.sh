@@ -99,6 +99,15 @@ MAILED=$(make -s mail 2>"$DIR/mail.err" | python3 -c 'import json, sys; print(js
   exit 1
 }
 check "make mail sends the sample bill (a raw message) and the receiver prints its signed delivery" delivered "$MAILED"
+# The sample's boleto and Pix code are in its PDF: the e-mail names the attachment as their source.
+from_pdf() {
+  curl -fsS "$BASE/api/v1/emails/$MAILED" -H "authorization: Bearer $TOKEN" -H 'x-workspace-id: ws_main' \
+    | python3 -c 'import json, sys
+e = json.load(sys.stdin)["data"]["extracted"]
+assert e["source"] == "attachment:0" and e["barcode"] == "34191165600001599901092026110101234567897000", e
+assert e["pix"]["key"] == "financeiro@luz.example.com", e'
+}
+check "the mailed bill's boleto and Pix code were read from its PDF attachment" from_pdf
 logged_tool() {
   curl -fsS "$BASE/mcp" -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -H 'x-workspace-id: ws_main' \
     -H 'mcp-protocol-version: 2026-07-28' -H 'mcp-method: tools/call' -H 'mcp-name: emails_get' \

@@ -146,7 +146,7 @@ $TOKEN
       -H 'mcp-method: server/discover' \\
       -d '{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
 
-  Send a sample bill e-mail (raw message, boleto and Pix) as the mail pipeline would:
+  Send a sample bill e-mail (a raw message with a PDF boleto and a Pix code) as the mail pipeline would:
     make mail
   and its signed email.processed delivery is printed here.
 

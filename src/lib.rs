@@ -9,6 +9,7 @@
 //!                                                      └─► /.well-known/…, /health              (in-process, one permit each)
 //! admit = bearer JWT against the cached JWKS, then the shared rate limit
 //! DynamoDB stream (new jobs) ─► bin/worker ─► worker::stream ─► worker::run ─► effects (boleto, webhooks)
+//! SES receipt (S3 + Lambda)   ─► bin/worker ─► inbound ─► api::invoke(INGEST), as the mail pipeline
 //! local mode: worker::poll runs the same worker::run in-process
 //! ```
 //!
@@ -42,6 +43,7 @@ pub mod config;
 #[cfg(feature = "dev")]
 pub mod dev;
 pub mod edge;
+pub mod inbound;
 #[cfg(feature = "dev")]
 pub mod seed;
 

@@ -14,8 +14,9 @@
 //! `usr_other` in `org_other` (organization "Demo Co" and "Other Co").
 
 use crate::domain::records::{
-    AllowedSender, Attachment, Reading, Delivery, DeliveryStatus, Email, EmailStatus, EventType, Extracted, Grant, Inbox,
-    InboxStatus, Job, JobKind, JobStatus, Member, SenderPolicy, Webhook, WebhookStatus, Workspace, WorkspaceStatus,
+    AllowedSender, Attachment, Delivery, DeliveryStatus, Email, EmailStatus, EventType, Extracted, Grant, Inbox,
+    InboxStatus, Job, JobKind, JobStatus, Member, Reading, SenderPolicy, Webhook, WebhookStatus, Workspace,
+    WorkspaceStatus,
 };
 use crate::domain::{OrgId, Role, Tenant, WorkspaceId};
 use crate::secrets::Secrets;

@@ -9,6 +9,7 @@ pub mod boleto;
 pub mod jsonrpc;
 pub mod mail;
 pub mod mcp_prepare;
+pub mod pdf;
 pub mod routing_header;
 pub mod sealed_token;
 pub mod webhook_url;

@@ -200,7 +200,8 @@ async fn a_message_ingested_twice_keeps_its_files_once_and_a_rejected_senders_no
     // An inbox that takes allowed senders only: a stranger's message is
     // stored as rejected, its files not at all.
     let stranger = String::from_utf8(raw).unwrap().replace("secretaria@clube.example.com", "x@stranger.example.com");
-    let resp = send(post_message(&h, "inb_bills", stranger.replace("two-boletos.2026", "stranger.2026").as_bytes())).await;
+    let resp =
+        send(post_message(&h, "inb_bills", stranger.replace("two-boletos.2026", "stranger.2026").as_bytes())).await;
     let (rejected, status, _) = ingested(&resp);
     assert_eq!(status, "rejected");
     let stored = get(&h, &format!("/emails/{rejected}")).await["data"].clone();

@@ -31,6 +31,7 @@ mod rest_api;
 mod runtime;
 mod schemas;
 mod security;
+mod ses_inbound;
 mod shards;
 mod source_names;
 mod tasks;

@@ -76,7 +76,8 @@ async fn every_generated_message_is_ingested_raw_and_its_boleto_found() {
         // The payload kept is the one the generator wrote into the text.
         let mut pix = expect.get("pix").cloned().unwrap_or(Value::Null);
         if let Some(fields) = pix.as_object_mut() {
-            let written = expect["text_has"].as_array().unwrap().iter().find(|t| t.as_str().unwrap().starts_with("000201"));
+            let written =
+                expect["text_has"].as_array().unwrap().iter().find(|t| t.as_str().unwrap().starts_with("000201"));
             fields.insert("payload".into(), written.unwrap().clone());
         }
         assert_eq!(stored["extracted"]["pix"], pix, "{name}");

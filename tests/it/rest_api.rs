@@ -454,8 +454,11 @@ async fn getting_an_email_returns_its_extracted_data_and_attachment_metadata() {
     assert_eq!(data["received_at"], "2026-11-21T10:15:00.000Z");
     assert_eq!(data["status"], "processed");
     assert!(data["text"].as_str().unwrap().contains("Linha digitável"), "{data}");
-    assert_eq!(data["attachments"], json!([{"name": "boleto.pdf", "size": 48213, "content_type": "application/pdf",
-                "sha256": null, "stored": false, "reading": "not_stored"}]));
+    assert_eq!(
+        data["attachments"],
+        json!([{"name": "boleto.pdf", "size": 48213, "content_type": "application/pdf",
+                "sha256": null, "stored": false, "reading": "not_stored"}])
+    );
     assert_eq!(
         data["extracted"],
         json!({

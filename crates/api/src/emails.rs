@@ -2,6 +2,10 @@
 //! `received_after`, `received_before`), get, reprocess (202 with a job),
 //! soft delete. Subject and body are third-party text and are only ever
 //! returned as JSON string values.
+//!
+//! Ingestion has two callers: the mail pipeline over REST, and, in process,
+//! the receiving server's own handler (SES on AWS, `src/inbound.rs`), which
+//! says what that server found beside the message (`Receipt`, `receiving`).
 
 use http::StatusCode;
 use schemars::JsonSchema;
@@ -298,6 +302,37 @@ impl JsonSchema for Timestamp {
     }
 }
 
+/// What the server that received a message found, beside the message: its
+/// verdicts, the id it gave the message, and whether it refused it (a
+/// virus). Only a caller inside the process gives one, around its call of
+/// `INGEST` (`receiving`): nothing of a REST request can set it, so a
+/// sender's or a pipeline's bytes never stand for the receiving server's word.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Receipt {
+    /// The receiving server's verdicts as an `Authentication-Results` value
+    /// (RFC 8601), read by the parser that reads the header: they are the
+    /// e-mail's `authentication`, whatever the message's own header says.
+    pub authentication: Option<String>,
+    /// The message's id at the receiving server: its `Message-ID` when it has
+    /// none of its own, so a second delivery of it is the same e-mail.
+    pub message_id: Option<String>,
+    /// Why the receiving server refused the message: it is stored
+    /// `rejected` with this as its error, its attachments are not kept, and
+    /// its job only notifies (`email.rejected`).
+    pub refused: Option<String>,
+}
+
+tokio::task_local! {
+    static RECEIPT: Receipt;
+}
+
+/// Runs `call` (an `api::invoke` of `INGEST`) with what the receiving server
+/// found: the ingestion it makes reads `receipt` (a task-local value, seen by
+/// this call alone).
+pub async fn receiving<F: Future>(receipt: Receipt, call: F) -> F::Output {
+    RECEIPT.scope(receipt, call).await
+}
+
 /// What an ingestion brings, from either form.
 struct Incoming {
     from: String,
@@ -405,17 +440,26 @@ impl Incoming {
 /// pipeline (scope `emails:ingest`, no person): the JSON form, or the raw
 /// message (`Content-Type: message/rfc822`). Stores the e-mail —
 /// `rejected` when the inbox accepts allowed senders only and this one is not
-/// allowed — and enqueues its processing in the same transaction: 202. A
-/// `Message-ID` already ingested into this inbox is the same e-mail: 202
-/// naming it and the job that processed it first, nothing written.
+/// allowed, or when the receiving server refused it (`Receipt`) — and
+/// enqueues its processing in the same transaction: 202. A `Message-ID`
+/// already ingested into this inbox is the same e-mail: 202 naming it and
+/// the job that processed it first, nothing written.
 async fn ingest(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
     let inbox_id = input.id();
     let incoming = match input.message() {
         Some(raw) => Incoming::from_message(raw)?,
         None => Incoming::from_json(input.body::<IngestBody>()?),
     };
-    let Incoming { from, to, subject, received_at, message_id, authentication, text, mut attachments, bytes } =
+    let Incoming { from, to, subject, received_at, mut message_id, mut authentication, text, mut attachments, bytes } =
         incoming;
+    // What the receiving server found, when it called in process (`receiving`).
+    let receipt = RECEIPT.try_with(Receipt::clone).ok().unwrap_or_default();
+    if let Some(verdicts) = &receipt.authentication {
+        authentication = inbox_domain::mailauth::parse(verdicts);
+    }
+    if message_id.is_none() {
+        message_id = receipt.message_id;
+    }
     // Kept a few seconds per container: every ingestion reads its inbox (`store::cache`).
     let inbox = super::fetch(Kind::Inbox, "Inbox", inbox_id, async || {
         ctx.store.inbox_for_ingestion(ctx.tenant, inbox_id).await
@@ -427,11 +471,13 @@ async fn ingest(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErro
             message: "This inbox is paused and accepts no mail".into(),
         });
     }
-    let allowed =
-        inbox.sender_policy == SenderPolicy::Anyone || ctx.store.sender_allowed(ctx.tenant, &inbox.id, &from).await?;
+    let allowed = receipt.refused.is_none()
+        && (inbox.sender_policy == SenderPolicy::Anyone
+            || ctx.store.sender_allowed(ctx.tenant, &inbox.id, &from).await?);
     let now = now_string();
     let id = inbox_support::sys::new_id_in(Kind::Email, &ctx.tenant.shards);
-    // A rejected sender's files are not kept: nothing will read them.
+    // A rejected message's files are not kept: nothing will read them (and a
+    // refused one's may carry the virus it was refused for).
     let stored = if allowed { store_attachments(ctx, &id, &mut attachments, bytes).await? } else { Vec::new() };
     let email = Email {
         id,
@@ -448,7 +494,9 @@ async fn ingest(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErro
         extracted: None,
         bills: Vec::new(),
         reason: None,
-        error: (!allowed).then(|| format!("sender {from} is not allowed in inbox {}", inbox.slug)),
+        error: receipt
+            .refused
+            .or_else(|| (!allowed).then(|| format!("sender {from} is not allowed in inbox {}", inbox.slug))),
         created_at: now.clone(),
         updated_at: now,
         deleted_at: None,

@@ -179,10 +179,7 @@ mod tests {
     #[test]
     fn a_file_name_cannot_break_out_of_its_header_value() {
         assert_eq!(content_disposition("boleto nov.pdf"), "attachment; filename*=UTF-8''boleto%20nov.pdf");
-        assert_eq!(
-            content_disposition("a\";\r\nX: y.pdf"),
-            "attachment; filename*=UTF-8''a%22%3B%0D%0AX%3A%20y.pdf"
-        );
+        assert_eq!(content_disposition("a\";\r\nX: y.pdf"), "attachment; filename*=UTF-8''a%22%3B%0D%0AX%3A%20y.pdf");
         assert_eq!(content_disposition("cobrança.pdf"), "attachment; filename*=UTF-8''cobran%C3%A7a.pdf");
     }
 }
