@@ -22,9 +22,9 @@ LINT=$(scripts/tools.sh lint)
 BUILD=$(scripts/tools.sh build)
 failed=0
 fail() { echo "  FAIL $*"; failed=1; }
-# Stack name and region, the 20 template parameters (docs/operations.md's table, with
-# AttachmentRetentionDays and InboundMailDomain), then SAM's six own questions.
-QUESTIONS=28
+# Stack name and region, the 21 template parameters (docs/operations.md's table, with
+# AttachmentRetentionDays, InboundMailDomain and ContentPolicyCap), then SAM's six own questions.
+QUESTIONS=29
 
 # 1. The build.
 if ! LAMBDA_PROFILE="${LAMBDA_PROFILE:-lambda-check}" PATH="$LINT:$BUILD:$PATH" \

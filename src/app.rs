@@ -186,7 +186,8 @@ impl App {
                     catalogue,
                 ),
                 None => McpServer::new(Arc::clone(&secrets), config.confirmation_ttl_secs, mcp_resource.clone()),
-            },
+            }
+            .with_content_cap(config.content_policy_cap),
             api,
             verifier,
             mcp_resource,

@@ -58,6 +58,11 @@ pub struct Config {
     pub webhook_allow_loopback: bool,
     /// How long a destructive tool's confirmation request stays valid.
     pub confirmation_ttl_secs: u64,
+    /// The deployment's cap on third-party text over MCP
+    /// (`CONTENT_POLICY_CAP`: `full` — no cap, the default —,
+    /// `verified_only` or `structured_only`): no workspace setting and no
+    /// request gets more out (`domain::provenance`).
+    pub content_policy_cap: crate::domain::provenance::ContentPolicy,
     /// The most one request may take before it is answered 503 with
     /// `Retry-After` (far inside the function's 25 s and API Gateway's 30 s).
     pub request_timeout: Duration,
@@ -263,6 +268,7 @@ impl Config {
             secrets_endpoint: var("SECRETS_MANAGER_ENDPOINT"),
             webhook_allow_loopback,
             confirmation_ttl_secs: confirmation_ttl(parse_or("CONFIRMATION_TTL_SECS", 600)?)?,
+            content_policy_cap: content_policy_cap(var("CONTENT_POLICY_CAP").as_deref())?,
         })
     }
 
@@ -313,6 +319,7 @@ impl Config {
             secrets_endpoint: None,
             webhook_allow_loopback: true,
             confirmation_ttl_secs: 600,
+            content_policy_cap: crate::domain::provenance::ContentPolicy::Full,
         }
     }
 
@@ -533,6 +540,19 @@ fn claim_rules() -> Result<crate::auth::claims::ClaimRules, ConfigError> {
 pub const MAX_CONFIRMATION_TTL_SECS: u64 = 3600;
 // A confirmation's single-use marker must outlive it through a shard raise.
 const _: () = assert!(MAX_CONFIRMATION_TTL_SECS < crate::domain::Shards::KEYED_GRACE_SECS);
+
+/// `CONTENT_POLICY_CAP`: one of the policies' names; unset or empty is `full`
+/// (no cap). A misspelt cap refuses to start rather than cap nothing.
+fn content_policy_cap(value: Option<&str>) -> Result<crate::domain::provenance::ContentPolicy, ConfigError> {
+    use crate::domain::provenance::ContentPolicy;
+    match value.map(str::trim).filter(|v| !v.is_empty()) {
+        None => Ok(ContentPolicy::Full),
+        Some(name) => ContentPolicy::parse(name).ok_or_else(|| ConfigError::Invalid {
+            name: "CONTENT_POLICY_CAP",
+            reason: format!("{name:?} is not one of {}", ContentPolicy::NAMES.join(", ")),
+        }),
+    }
+}
 
 /// `CONFIRMATION_TTL_SECS`: 1 s to an hour. A confirmation is answered by a
 /// person at once; and its single-use marker is looked up under the current

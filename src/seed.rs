@@ -13,6 +13,7 @@
 //! ingest e-mails there. `usr_admin` holds `org_admin` in `org_demo`, and
 //! `usr_other` in `org_other` (organization "Demo Co" and "Other Co").
 
+use crate::domain::provenance::ContentPolicy;
 use crate::domain::records::{
     AllowedSender, Attachment, Delivery, DeliveryStatus, Email, EmailStatus, EventType, Extracted, Grant, Inbox,
     InboxStatus, Job, JobKind, JobStatus, Member, Reading, SenderPolicy, Webhook, WebhookStatus, Workspace,
@@ -77,6 +78,7 @@ fn email(m: Mail<'_>) -> Email {
     Email {
         message_id: None,
         authentication: None,
+        trust: Default::default(),
         id: m.id.into(),
         inbox_id: m.inbox.into(),
         from: m.from.into(),
@@ -160,6 +162,10 @@ async fn seed_tenancy(store: &Store) -> Result<(), StoreError> {
             updated_at: T0.into(),
         };
         store.create_workspace(&org, &workspace, None).await?;
+        // The demo shows e-mail text (sanitised and fenced) over MCP; a
+        // workspace created later starts at `verified_only`.
+        let tenant = Tenant::new(org.clone(), id.clone(), Role::Admin);
+        store.set_content_policy(&tenant, ContentPolicy::Full, None).await?;
     }
     let members = [
         (DEMO_ORG, "usr_admin", "ws_main", Role::Admin),

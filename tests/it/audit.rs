@@ -294,6 +294,7 @@ async fn every_changing_tool_leaves_exactly_one_record_naming_it() {
         ("webhooks_test", json!({"id": "whk_demo"}), "webhook_test", "whk_demo"),
         ("webhook_deliveries_resend", json!({"id": "dlv_demo_failed"}), "delivery_resend", "dlv_demo_failed"),
         ("webhooks_delete", json!({"id": webhook}), "webhook_delete", &webhook),
+        ("workspace_content_policy_set", json!({"content_policy": "full"}), "workspace_content_policy_set", "ws_main"),
     ];
     for (i, (tool, args, operation, target)) in calls.iter().enumerate() {
         let before = trail(&h).await;

@@ -11,7 +11,7 @@ use std::path::Path;
 /// Lower number = lower layer.
 const LAYERS: &[(&str, u8)] = &[
     ("inbox-domain", 0),
-    ("inbox-mail", 0),
+    ("inbox-mail", 1),
     ("inbox-support", 1),
     ("inbox-store", 2),
     ("inbox-auth", 2),

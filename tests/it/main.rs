@@ -16,6 +16,7 @@ mod command_line;
 mod events_replay;
 mod faults;
 mod fuzz_checks;
+mod injection;
 mod jobs_and_webhooks;
 mod layers;
 mod local_server;

@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 const METADATA: &str = "resource_metadata=\"http://127.0.0.1:3000/.well-known/oauth-protected-resource/mcp\"";
 
 /// The tools of product.md §4: name, readOnly, destructive, idempotent.
-const TABLE: [(&str, bool, bool, bool); 21] = [
+const TABLE: [(&str, bool, bool, bool); 22] = [
     ("inboxes_list", true, false, true),
     ("inboxes_get", true, false, true),
     ("inboxes_upsert", false, true, true),
@@ -47,6 +47,7 @@ const TABLE: [(&str, bool, bool, bool); 21] = [
     ("webhook_deliveries_list", true, false, true),
     ("webhook_deliveries_resend", false, true, false),
     ("jobs_get", true, false, true),
+    ("workspace_content_policy_set", false, true, true),
 ];
 
 /// The tools an operator may run besides the read tools (product.md §2).
@@ -144,9 +145,9 @@ pub(crate) fn tool_result(resp: &Resp, id: i64, is_error: bool) -> Value {
     assert_eq!(content.len(), 1, "one content item: {result}");
     assert_eq!(content[0]["type"], "text", "{result}");
     let text = content[0]["text"].as_str().unwrap_or_else(|| panic!("no text: {result}"));
-    let parsed: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("text is not JSON ({e}): {text}"));
-    assert_eq!(result["structuredContent"], parsed, "structuredContent must equal the JSON of the text block");
-    parsed
+    // The facts' JSON, then the e-mails' fenced fields (none without e-mails).
+    common::third_party::check_text(text, &result["structuredContent"]);
+    result["structuredContent"].clone()
 }
 
 /// The `error.code` of a tool error result.
@@ -275,7 +276,8 @@ async fn assert_read_mirrors_rest(h: &Harness, id: i64, tool: &str, args: Value,
     let payload = tool_result(&mcp(call(h, id, tool, &args)).await, id, false);
     let after = get(h, path).await;
     assert_eq!(before, after, "GET {path} changed between two reads");
-    assert_eq!(payload, before, "{tool} {args} must return what GET {path} returns");
+    let expected = common::third_party::as_mcp(&before, false);
+    assert_eq!(payload, expected, "{tool} {args} must return what GET {path} returns, e-mails' text under untrusted");
 }
 
 /// A 202 job as the tool returns it: queued at once, about `subject`.
@@ -403,13 +405,17 @@ async fn emails_list_pages_like_get_emails_and_its_cursor_works_on_both_edges() 
     let h = Harness::new();
     let rest_page = get(&h, "/emails?limit=2").await;
     let payload = tool_result(&mcp(call(&h, 1, "emails_list", &json!({"limit": 2}))).await, 1, false);
-    assert_eq!(payload["data"], rest_page["data"], "first page");
+    assert_eq!(payload["data"], common::third_party::as_mcp(&rest_page["data"], false), "first page");
     let cursor = payload["meta"]["next_cursor"].as_str().unwrap_or_else(|| panic!("a next cursor: {payload}"));
     let next_rest = get(&h, &format!("/emails?limit=2&cursor={cursor}")).await;
     let rest_cursor = rest_page["meta"]["next_cursor"].as_str().unwrap_or_else(|| panic!("{rest_page}"));
     let next_tool =
         tool_result(&mcp(call(&h, 2, "emails_list", &json!({"limit": 2, "cursor": rest_cursor}))).await, 2, false);
-    assert_eq!(next_tool["data"], next_rest["data"], "second page through either edge");
+    assert_eq!(
+        next_tool["data"],
+        common::third_party::as_mcp(&next_rest["data"], false),
+        "second page through either edge"
+    );
     assert_eq!(ids(&next_tool).len(), 2);
     assert!(ids(&next_tool).iter().all(|id| !ids(&payload).contains(id)), "pages must not overlap");
 }
@@ -684,14 +690,15 @@ async fn handshake_era_clients_get_the_same_payloads_from_read_tools() {
     assert_eq!(resp.status, 200);
     assert!(result.get("resultType").is_none(), "{result}");
     assert_eq!(result["isError"], false, "{result}");
+    let expected = common::third_party::as_mcp(&expected, false);
     assert_eq!(result["structuredContent"], expected);
     let text = result["content"][0]["text"].as_str().unwrap_or_default();
-    assert_eq!(serde_json::from_str::<Value>(text).ok(), Some(expected.clone()));
+    common::third_party::check_text(text, &expected);
     let resp = mcp(handshake_call(&h, 2, "emails_get", &args, None)).await;
     let result = resp.result();
     assert!(result.get("structuredContent").is_none(), "2025-03-26 has no structuredContent: {result}");
     let text = result["content"][0]["text"].as_str().unwrap_or_default();
-    assert_eq!(serde_json::from_str::<Value>(text).ok(), Some(expected));
+    common::third_party::check_text(text, &expected);
 }
 
 // ---------------------------------------------------------------------------
@@ -960,13 +967,13 @@ async fn an_operator_lists_the_read_tools_and_reprocess_test_and_resend() {
 }
 
 #[tokio::test]
-async fn an_admin_lists_all_21_tools_in_a_stable_order() {
+async fn an_admin_lists_all_22_tools_in_a_stable_order() {
     let h = Harness::new();
     let first = tools_as(&h, 1, &h.admin_token()).await;
     let second = tools_as(&h, 2, &h.admin_token()).await;
     let all: Vec<&str> = TABLE.iter().map(|t| t.0).collect();
     assert_eq!(names(&first).into_iter().collect::<BTreeSet<_>>(), set(&all));
-    assert_eq!(first.len(), 21, "no duplicates");
+    assert_eq!(first.len(), 22, "no duplicates");
     assert_eq!(first, second, "same list, same order, across two calls");
     let viewer = h.token_for("usr_viewer", "org_demo", ADMIN_SCOPES);
     assert_eq!(tools_as(&h, 3, &viewer).await, tools_as(&h, 4, &viewer).await);
@@ -990,6 +997,7 @@ async fn tokens_with_partial_scopes_list_only_the_tools_those_scopes_allow() {
                 "inbox_senders_list",
                 "inbox_senders_add",
                 "inbox_senders_remove",
+                "workspace_content_policy_set",
             ],
         ),
         ("emails:write", &["emails_reprocess", "emails_delete"]),
@@ -1037,7 +1045,7 @@ async fn handshake_era_tool_lists_carry_the_same_annotations() {
         let result = resp.result();
         assert!(result.get("resultType").is_none(), "{result}");
         let tools = result["tools"].as_array().cloned().unwrap_or_default();
-        assert_eq!(tools.len(), 21, "{version:?}");
+        assert_eq!(tools.len(), 22, "{version:?}");
         for (name, read_only, destructive, idempotent) in TABLE {
             let tool = tools.iter().find(|t| t["name"] == name).unwrap_or_else(|| panic!("{name} not listed"));
             let a = &tool["annotations"];
@@ -1531,7 +1539,7 @@ async fn reading_an_email_resource_returns_what_get_email_returns() {
     assert_eq!(contents[0]["mimeType"], "application/json");
     let text = contents[0]["text"].as_str().unwrap_or_else(|| panic!("{result}"));
     let read: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"));
-    assert_eq!(read, get(&h, "/emails/eml_telecom_nov").await);
+    assert_eq!(read, common::third_party::as_mcp(&get(&h, "/emails/eml_telecom_nov").await, true));
 }
 
 #[tokio::test]

@@ -87,6 +87,7 @@ proptest! {
             role: Role::Admin,
             archived: false,
             shards: Default::default(),
+            content_policy: Default::default(),
         };
         let filters = |value: &str| BTreeMap::from([("status".to_owned(), value.to_owned())]);
         let made = page_request(&secrets, &tenant("ws_main"), "emails", &filters(&status)).unwrap();

@@ -24,6 +24,7 @@ use inbox_domain::Permission::{Administer, Operate, Read};
 use inbox_domain::Scope;
 use inbox_domain::clock::{format, parse_instant};
 use inbox_domain::ids::{Kind, is_id};
+use inbox_domain::provenance::{self, Trust};
 use inbox_domain::records::{Attachment, Email, EmailStatus, InboxStatus, JobKind, SenderPolicy};
 use inbox_store::EmailFilter;
 use inbox_store::StoreError;
@@ -341,6 +342,9 @@ struct Incoming {
     received_at: String,
     message_id: Option<String>,
     authentication: Option<inbox_domain::mailauth::Authentication>,
+    /// A passing SPF or DKIM result of the header is for the `From`
+    /// domain (`mailauth::aligned`).
+    aligned: bool,
     text: String,
     attachments: Vec<Attachment>,
     /// A raw message's attachments' bytes, in the same order; none from
@@ -371,6 +375,7 @@ impl Incoming {
                 .map(|id| id.into_string().trim().trim_start_matches('<').trim_end_matches('>').to_owned())
                 .filter(|id| !id.is_empty()),
             authentication: None,
+            aligned: false,
             text: body.text.into_string(),
             attachments: (body.attachments.into_vec().into_iter())
                 .map(|a| Attachment {
@@ -411,6 +416,10 @@ impl Incoming {
             None => now_string(),
         };
         let cut = |text: &str, max: usize| text.chars().take(max).collect::<String>();
+        let aligned = message.authentication.as_deref().is_some_and(|header| {
+            let domain = from.rsplit_once('@').map_or("", |(_, domain)| domain);
+            inbox_domain::mailauth::aligned(header, domain)
+        });
         Ok(Incoming {
             from,
             to,
@@ -418,6 +427,7 @@ impl Incoming {
             received_at,
             message_id: message.message_id.map(|id| cut(&id, 998)),
             authentication: message.authentication.as_deref().and_then(inbox_domain::mailauth::parse),
+            aligned,
             text: message.text,
             attachments: (message.attachments.iter())
                 // Control characters dropped: the JSON form refuses them, and a
@@ -450,12 +460,24 @@ async fn ingest(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErro
         Some(raw) => Incoming::from_message(raw)?,
         None => Incoming::from_json(input.body::<IngestBody>()?),
     };
-    let Incoming { from, to, subject, received_at, mut message_id, mut authentication, text, mut attachments, bytes } =
-        incoming;
+    let Incoming {
+        from,
+        to,
+        subject,
+        received_at,
+        mut message_id,
+        mut authentication,
+        mut aligned,
+        text,
+        mut attachments,
+        bytes,
+    } = incoming;
     // What the receiving server found, when it called in process (`receiving`).
     let receipt = RECEIPT.try_with(Receipt::clone).ok().unwrap_or_default();
     if let Some(verdicts) = &receipt.authentication {
         authentication = inbox_domain::mailauth::parse(verdicts);
+        // The receiving server's verdicts name no domain: DMARC alone verifies.
+        aligned = false;
     }
     if message_id.is_none() {
         message_id = receipt.message_id;
@@ -471,9 +493,14 @@ async fn ingest(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErro
             message: "This inbox is paused and accepts no mail".into(),
         });
     }
-    let allowed = receipt.refused.is_none()
-        && (inbox.sender_policy == SenderPolicy::Anyone
-            || ctx.store.sender_allowed(ctx.tenant, &inbox.id, &from).await?);
+    // The allowed list is read when the policy needs it, or when it alone
+    // decides whether the sender is `verified` (`provenance::trust`).
+    let authenticated = provenance::trust(authentication.as_ref(), aligned, true) == Trust::Verified;
+    let listed = receipt.refused.is_none()
+        && (inbox.sender_policy == SenderPolicy::AllowedOnly || authenticated)
+        && ctx.store.sender_allowed(ctx.tenant, &inbox.id, &from).await?;
+    let allowed = receipt.refused.is_none() && (inbox.sender_policy == SenderPolicy::Anyone || listed);
+    let trust = provenance::trust(authentication.as_ref(), aligned, listed);
     let now = now_string();
     let id = inbox_support::sys::new_id_in(Kind::Email, &ctx.tenant.shards);
     // A rejected message's files are not kept: nothing will read them (and a
@@ -488,6 +515,7 @@ async fn ingest(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErro
         received_at,
         message_id,
         authentication,
+        trust,
         status: if allowed { EmailStatus::Received } else { EmailStatus::Rejected },
         text,
         attachments,

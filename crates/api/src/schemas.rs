@@ -238,6 +238,7 @@ impl Record {
                 );
                 strict(
                     json!({"id": text(), "name": nullable(text()),
+                           "content_policy": one_of(inbox_domain::provenance::ContentPolicy::NAMES),
                            "inboxes": {"type": "array", "items": strict(json!({"id": text(), "slug": text(), "name": text(),
                                "status": one_of(InboxStatus::NAMES), "email_counts": counts.clone()}), &[])},
                            "email_counts": counts, "counts_truncated": {"type": "boolean"},
@@ -273,6 +274,8 @@ pub enum Shape {
     SenderDeleted,
     /// `{"data": {"subject", "deleted": true}}`: a grant taken away.
     Revoked,
+    /// `{"data": {"workspace_id", "content_policy", "previous"}}`.
+    ContentPolicy,
     /// `{"data": {"url", "expires_at", "name", "content_type", "size",
     /// "sha256"}}` (302, with `Location: url`): a short-lived download link.
     Download,
@@ -315,6 +318,10 @@ impl Shape {
                 data(strict(json!({"inbox_id": text(), "sender": text(), "deleted": {"const": true}}), &[]))
             }
             Shape::Revoked => data(strict(json!({"subject": text(), "deleted": {"const": true}}), &[])),
+            Shape::ContentPolicy => {
+                let policy = || one_of(inbox_domain::provenance::ContentPolicy::NAMES);
+                data(strict(json!({"workspace_id": text(), "content_policy": policy(), "previous": policy()}), &[]))
+            }
             Shape::Download => data(strict(
                 json!({
                     "url": described(json!({"type": "string", "format": "uri"}), "The object's short-lived link (also in Location)"),

@@ -102,6 +102,7 @@ pub async fn resolve(
         org: org.clone(),
         archived: all.archived.contains(&workspace),
         shards: all.shards.get(&workspace).copied().unwrap_or_default(),
+        content_policy: all.policy(&workspace),
         workspace,
         role,
     };
@@ -143,6 +144,7 @@ pub async fn resolve_machine(
         org: org.clone(),
         archived: all.archived.contains(&workspace),
         shards: all.shards.get(&workspace).copied().unwrap_or_default(),
+        content_policy: all.policy(&workspace),
         workspace,
         role: Role::Viewer,
     };

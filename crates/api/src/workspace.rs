@@ -1,20 +1,76 @@
 //! `GET /workspace`: the current workspace at a glance — its inboxes and how
 //! many e-mails each holds per status. Needs `inboxes:read` and `emails:read`.
 //! The inbox list and the counts are read in parallel.
+//!
+//! `PUT /workspace/content_policy`: how much third-party text MCP answers
+//! carry in this workspace (`domain::provenance::ContentPolicy`), changed by
+//! a workspace admin only, and over MCP only once the person confirms
+//! (`workspace_content_policy_set` is destructive): loosening it hands an
+//! agent more text written by outsiders. The deployment's cap
+//! (`CONTENT_POLICY_CAP`) still applies on top of whatever is set here.
 
 use http::StatusCode;
 use serde_json::{Map, Value, json};
 
 use super::error::ApiError;
-use super::operation::{Operation, Verb, operation};
+use super::operation::{Operation, Tool, Verb, operation};
 use super::schemas::{Record, Shape};
-use super::{ApiResponse, Ctx, Needs, Op, check};
+use super::shape::body;
+use super::{ApiResponse, Ctx, Input, Needs, Op, check};
+use inbox_domain::provenance::ContentPolicy;
 use inbox_domain::records::EmailStatus;
 use inbox_domain::{Permission, Scope};
 use inbox_store::InboxFilter;
+use schemars::JsonSchema;
+use serde::Deserialize;
 
 /// The operations of this module (the summary is a resource for agents, not a tool).
-pub static OPERATIONS: &[Op] = &[&GET];
+pub static OPERATIONS: &[Op] = &[&GET, &CONTENT_POLICY];
+
+pub static CONTENT_POLICY: Operation = Operation {
+    summary: "Set how much e-mail text written by outsiders MCP answers carry in this workspace",
+    body: Some(body!(ContentPolicyBody)),
+    answers: &[(StatusCode::OK, Shape::ContentPolicy)],
+    may_change_nothing: true,
+    tool: Some(Tool::destructive(
+        "workspace_content_policy_set",
+        "Set content policy",
+        "Set the workspace's content policy: full (every e-mail's subject and body, sanitised and fenced), verified_only (only verified senders' text) or structured_only (no e-mail text, only what the server decoded). Destructive: the user is asked to confirm.",
+        "Agents connected to this workspace will see e-mail text written by outsiders as this policy says (the deployment's cap still applies).",
+    )),
+    ..operation(
+        "workspace_content_policy_set",
+        Verb::Put,
+        "/workspace/content_policy",
+        Needs::Role(Scope::InboxesWrite, Permission::Administer),
+        |ctx, input| Box::pin(set_content_policy(ctx, input)),
+    )
+};
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ContentPolicyBody {
+    /// full, verified_only or structured_only
+    content_policy: ContentPolicy,
+}
+
+async fn set_content_policy(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
+    let body = input.body::<ContentPolicyBody>()?;
+    let tenant = ctx.tenant;
+    // The change's record goes on the workspace's trail (also when nothing
+    // changed). Requests see it once their container's tenancy cache turns
+    // (`MEMBERSHIP_CACHE_SECS`, 30 s).
+    let audit = ctx.audit(tenant.workspace.as_str(), StatusCode::OK)?;
+    let previous = ctx.store.set_content_policy(tenant, body.content_policy, Some(&audit)).await?;
+    Ok(ApiResponse::ok(
+        StatusCode::OK,
+        json!({"data": {
+            "workspace_id": tenant.workspace.as_str(),
+            "content_policy": body.content_policy.as_str(),
+            "previous": previous.as_str(),
+        }}),
+    ))
+}
 
 pub static GET: Operation = Operation {
     summary: "The workspace at a glance: inboxes and e-mail counts by status",
@@ -68,6 +124,7 @@ async fn get(ctx: &Ctx<'_>) -> Result<ApiResponse, ApiError> {
         json!({"data": {
             "id": ctx.tenant.workspace.as_str(),
             "name": name?,
+            "content_policy": ctx.tenant.content_policy.as_str(),
             "inboxes": listed,
             "email_counts": total,
             "counts_truncated": counts.truncated,

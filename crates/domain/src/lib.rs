@@ -8,6 +8,7 @@ pub mod clock;
 pub mod ids;
 pub mod mailauth;
 pub mod pix;
+pub mod provenance;
 pub mod records;
 pub mod roles;
 pub mod scopes;
@@ -33,12 +34,22 @@ pub struct Tenant {
     pub archived: bool,
     /// How its write-heavy records spread over partitions.
     pub shards: Shards,
+    /// How much third-party text MCP answers carry here (the workspace's
+    /// setting; the deployment's cap and a connection's narrowing apply on top).
+    pub content_policy: provenance::ContentPolicy,
 }
 
 impl Tenant {
     /// A workspace acted on with `role`, not archived.
     pub fn new(org: OrgId, workspace: WorkspaceId, role: Role) -> Tenant {
-        Tenant { org, workspace, role, archived: false, shards: Shards::default() }
+        Tenant {
+            org,
+            workspace,
+            role,
+            archived: false,
+            shards: Shards::default(),
+            content_policy: provenance::ContentPolicy::default(),
+        }
     }
 
     /// The organization itself, for its administrators: the changes made to

@@ -107,6 +107,41 @@ pub fn parse(header: &str) -> Option<Authentication> {
     })
 }
 
+/// Whether a passing SPF result (its `smtp.mailfrom`) or a passing DKIM
+/// signature (its `header.d`, else `header.i`) of the header is for a domain
+/// aligned with `from_domain` (`provenance::domains_aligned`). Only the
+/// first SPF result counts, as in `parse`.
+pub fn aligned(header: &str, from_domain: &str) -> bool {
+    let mut spf_seen = false;
+    for part in parts(header).iter().skip(1) {
+        let mut tokens = part.split_whitespace();
+        let Some((method, result)) = tokens.next().and_then(|t| t.split_once('=')) else { continue };
+        let method = method.split('/').next().unwrap_or_default().to_ascii_lowercase();
+        let passed = result.eq_ignore_ascii_case("pass");
+        let wanted: &[&str] = match method.as_str() {
+            "spf" if !spf_seen => {
+                spf_seen = true;
+                &["smtp.mailfrom"]
+            }
+            "dkim" => &["header.d", "header.i"],
+            _ => continue,
+        };
+        if !passed {
+            continue;
+        }
+        let properties: Vec<(String, String)> = tokens
+            .filter_map(|t| t.split_once('='))
+            .map(|(k, v)| (k.to_ascii_lowercase(), v.trim_matches('"').to_owned()))
+            .collect();
+        let domain = wanted.iter().find_map(|name| properties.iter().find(|(k, _)| k == name).map(|(_, v)| v));
+        let domain = domain.map(|v| v.rsplit_once('@').map_or(v.as_str(), |(_, d)| d));
+        if domain.is_some_and(|d| crate::provenance::domains_aligned(d, from_domain)) {
+            return true;
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,5 +180,27 @@ mod tests {
         let escaped = parse(r"mx; spf=pass (a \) b; dkim=pass) ; dmarc=none").unwrap();
         assert_eq!((escaped.spf, escaped.dkim, escaped.dmarc), (Verdict::Pass, Verdict::None, Verdict::None));
         assert_eq!(parse("   ;spf=pass"), None);
+    }
+
+    #[test]
+    fn alignment_reads_the_passing_results_domains() {
+        let header =
+            "mx.example; spf=pass smtp.mailfrom=bounce@mail.telecom.example.com; dkim=pass header.d=other.example";
+        assert!(aligned(header, "telecom.example.com"));
+        assert!(!aligned(
+            "mx.example; spf=pass smtp.mailfrom=x@other.example; dkim=pass header.d=other.example",
+            "telecom.example.com"
+        ));
+        assert!(aligned("mx.example; spf=none; dkim=pass header.i=@telecom.example.com", "telecom.example.com"));
+        assert!(!aligned(
+            "mx.example; spf=fail smtp.mailfrom=telecom.example.com; dkim=fail header.d=telecom.example.com",
+            "telecom.example.com"
+        ));
+        // A quoted local part naming the domain is the sender's text, not a property.
+        assert!(!aligned(
+            "mx.example; spf=pass smtp.mailfrom=\"x header.d=telecom.example.com\"@evil.example",
+            "telecom.example.com"
+        ));
+        assert!(!aligned("", "telecom.example.com"));
     }
 }

@@ -190,6 +190,10 @@ pub struct Email {
     /// (`Authentication-Results` of a raw message); `null` when it gave none.
     #[serde(default)]
     pub authentication: Option<crate::mailauth::Authentication>,
+    /// How far the sender is authenticated (`provenance`): decided at
+    /// ingestion; e-mails stored before it was kept read as `unverified`.
+    #[serde(default)]
+    pub trust: crate::provenance::Trust,
     pub status: EmailStatus,
     /// The body: third-party text.
     pub text: String,

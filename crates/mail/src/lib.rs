@@ -25,6 +25,7 @@
 //! `MAX_PARTS` parts in all.
 
 pub mod pdf;
+pub mod untrusted;
 
 use mail_parser::{Message, MessageParser, MimeHeaders};
 

@@ -75,7 +75,8 @@ pub fn arguments(op: Op) -> Value {
 /// A tool's output schema: its operation's success answer, or, for a tool
 /// the user must confirm, that or the answer to a declined confirmation.
 pub fn output(row: &ToolRow) -> Value {
-    let success = inbox_api::schemas::output(row.op);
+    let mut success = inbox_api::schemas::output(row.op);
+    super::untrusted::schema(&mut success);
     if !row.destructive {
         return success;
     }

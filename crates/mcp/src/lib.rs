@@ -31,6 +31,7 @@ pub mod results;
 pub mod surface;
 pub mod tasks;
 pub mod tools;
+pub mod untrusted;
 
 use http::StatusCode;
 use std::sync::Arc;
@@ -44,6 +45,7 @@ use inbox_api::error::ApiError;
 use inbox_api::tenancy::{self, TenancyError, Tenant};
 use inbox_auth::Principal;
 use inbox_auth::challenge::{Challenge, Resource};
+use inbox_domain::provenance::ContentPolicy;
 use inbox_support::secrets::Secrets;
 use jsonrpc::{Message, RpcError, error_body, parse_message, result_body};
 use method::Method;
@@ -196,6 +198,14 @@ impl<'a> Call<'a> {
         };
         self.api.ctx(self.principal, tenant, origin)
     }
+
+    /// How much third-party text this answer may carry in `tenant`: the
+    /// strictest of the workspace's policy, the deployment's cap and the
+    /// connection's narrowing (`provenance`: none can loosen another).
+    pub fn content_policy(&self, tenant: &Tenant) -> ContentPolicy {
+        let asked = self.narrowing.content.unwrap_or(ContentPolicy::Full);
+        tenant.content_policy.stricter(self.server.content_cap).stricter(asked)
+    }
 }
 
 /// A message that passed parsing and era selection (`prepare`).
@@ -232,6 +242,9 @@ pub struct McpServer {
     pub(crate) confirmation_ttl_secs: u64,
     /// This endpoint as an OAuth protected resource (for `insufficient_scope`).
     pub(crate) resource: Resource,
+    /// The deployment's cap on third-party text (`CONTENT_POLICY_CAP`;
+    /// `full`, no cap, unless the operator set one).
+    pub(crate) content_cap: ContentPolicy,
 }
 
 impl McpServer {
@@ -263,7 +276,15 @@ impl McpServer {
             secrets,
             confirmation_ttl_secs,
             resource,
+            content_cap: ContentPolicy::Full,
         }
+    }
+
+    /// The deployment's cap on third-party text: no workspace setting and
+    /// no request gets more than `cap` out (`provenance::ContentPolicy`).
+    pub fn with_content_cap(mut self, cap: ContentPolicy) -> Self {
+        self.content_cap = cap;
+        self
     }
 
     /// Who this server says it is.

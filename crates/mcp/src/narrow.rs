@@ -26,9 +26,11 @@ use super::jsonrpc::RpcError;
 use inbox_api::{self as api, Op};
 use inbox_auth::Principal;
 use inbox_domain::Scope;
+use inbox_domain::provenance::ContentPolicy;
 
 pub const H_READONLY: http::HeaderName = http::HeaderName::from_static("x-mcp-readonly");
 pub const H_TOOLSETS: http::HeaderName = http::HeaderName::from_static("x-mcp-toolsets");
+pub const H_CONTENT: http::HeaderName = http::HeaderName::from_static("x-mcp-content-policy");
 
 /// The toolsets, by name: each tool belongs to the one its REST resource names.
 pub const TOOLSETS: [&str; 5] = ["inboxes", "emails", "webhooks", "jobs", "audit"];
@@ -39,11 +41,14 @@ pub struct Narrowing {
     pub readonly: bool,
     /// One bit per entry of `TOOLSETS`.
     toolsets: u8,
+    /// A content policy the connection asked for (`X-MCP-Content-Policy`):
+    /// it can only make the workspace's stricter (`Call::content_policy`).
+    pub content: Option<ContentPolicy>,
 }
 
 impl Default for Narrowing {
     fn default() -> Self {
-        Narrowing { readonly: false, toolsets: u8::MAX }
+        Narrowing { readonly: false, toolsets: u8::MAX, content: None }
     }
 }
 
@@ -96,6 +101,21 @@ impl Narrowing {
             Header::Absent => {}
             Header::One(list) => narrowing.toolsets &= toolsets(list, "X-MCP-Toolsets")?,
             _ => return Err(bad("X-MCP-Toolsets", "X-MCP-Toolsets must be given once".into())),
+        }
+        let content_error = || {
+            RpcError::bad_params(format!(
+                "X-MCP-Content-Policy must be given once, as one of {}",
+                ContentPolicy::NAMES.join(", ")
+            ))
+            .with_data(json!({"invalid": "X-MCP-Content-Policy", "policies": ContentPolicy::NAMES}))
+        };
+        match Header::read(headers, H_CONTENT) {
+            Header::Absent => {}
+            Header::One(name) => {
+                narrowing.content =
+                    Some(ContentPolicy::parse(&name.trim().to_ascii_lowercase()).ok_or_else(content_error)?)
+            }
+            _ => return Err(content_error()),
         }
         Ok(narrowing)
     }

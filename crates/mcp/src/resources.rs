@@ -239,7 +239,11 @@ impl Resources {
             // Missing and unreadable look the same.
             Ok(_) | Err(_) => return Err(not_found(call.era, uri)),
         };
-        Ok(json!({"contents": [{"uri": uri, "mimeType": "application/json", "text": response.body.to_string()}]}))
+        let text = match super::untrusted::resource(&response.body, call.content_policy(tenant)) {
+            Some(rewritten) => rewritten.to_string(),
+            None => response.body.to_string(),
+        };
+        Ok(json!({"contents": [{"uri": uri, "mimeType": "application/json", "text": text}]}))
     }
 }
 

@@ -44,6 +44,23 @@ pub fn tool_result(version: ProtocolVersion, body: &Value, is_error: bool) -> Ou
     Outcome::Serialized(String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
+/// A tool result whose body holds e-mails (`untrusted::tool_result`): the
+/// text content is the facts and the fenced fields, the structured content
+/// the rewritten body.
+pub fn fenced_result(version: ProtocolVersion, rewritten: &super::untrusted::Rewritten, is_error: bool) -> Outcome {
+    let mut out = Vec::with_capacity(2 * rewritten.text.len() + 96);
+    out.extend_from_slice(b"{\"content\":[{\"type\":\"text\",\"text\":");
+    inbox_support::json::write_string(&mut out, &rewritten.text);
+    out.extend_from_slice(b"}]");
+    if has_structured_content(version, &rewritten.structured) {
+        out.extend_from_slice(b",\"structuredContent\":");
+        out.extend_from_slice(inbox_support::json::text(&rewritten.structured).as_bytes());
+    }
+    out.extend_from_slice(if is_error { b",\"isError\":true}" } else { b",\"isError\":false}" });
+    // JSON text written from `str`s only: valid UTF-8.
+    Outcome::Serialized(String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+}
+
 /// Whether a result in `version` carries `body` as `structuredContent` too.
 fn has_structured_content(version: ProtocolVersion, body: &Value) -> bool {
     version != ProtocolVersion::V2025_03_26 && body.is_object()

@@ -233,7 +233,13 @@ impl Tools {
                     None => tool_result(version, &response.body, false),
                 })
             }
-            Ok(response) => Ok(tool_result(version, &response.body, !response.is_success())),
+            Ok(response) => {
+                let is_error = !response.is_success();
+                Ok(match super::untrusted::tool_result(&response.body, call.content_policy(tenant)) {
+                    Some(rewritten) => super::results::fenced_result(version, &rewritten, is_error),
+                    None => tool_result(version, &response.body, is_error),
+                })
+            }
             Err(ApiError::InsufficientScope { scopes }) => Err(step_up(call, &scopes)),
             // Storage trouble is the server's, not the tool's: 503 with Retry-After.
             Err(ApiError::Unavailable) => Err(unavailable()),
@@ -308,7 +314,7 @@ mod tests {
     #[test]
     fn every_schema_compiles_and_names_its_operations_parameters() {
         let tools = Tools::new();
-        assert_eq!(tools.tools.len(), 22);
+        assert_eq!(tools.tools.len(), 23);
         for tool in &tools.tools {
             assert!(api::shape::compiles(&tool.schema), "{}", tool.row.name);
             let template = tool.row.op.template;

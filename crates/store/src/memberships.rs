@@ -5,6 +5,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use super::items::Item;
 use super::keys::{self, PK, SK};
 use super::{Store, StoreError, get_s, s};
+use inbox_domain::provenance::ContentPolicy;
 use inbox_domain::shards::RaiseRefused;
 use inbox_domain::{OrgId, Role, Shards, Tenant, WorkspaceId};
 
@@ -17,7 +18,20 @@ pub struct OrgWorkspaces {
     pub archived: Vec<WorkspaceId>,
     /// The write shards of workspaces that have more than one.
     pub shards: std::collections::BTreeMap<WorkspaceId, Shards>,
+    /// The content policies workspaces chose (`ContentPolicy::default()` for
+    /// the others).
+    pub policies: std::collections::BTreeMap<WorkspaceId, ContentPolicy>,
 }
+
+impl OrgWorkspaces {
+    /// A workspace's content policy.
+    pub fn policy(&self, ws: &WorkspaceId) -> ContentPolicy {
+        self.policies.get(ws).copied().unwrap_or_default()
+    }
+}
+
+/// The organization item's `content_policies` map: workspace id → policy name.
+const CONTENT_POLICIES: &str = "content_policies";
 
 /// The organization item's `write_shards` map: workspace id → `{count, previous, changed_at}`.
 pub(super) const WRITE_SHARDS: &str = "write_shards";
@@ -100,11 +114,22 @@ impl Store {
             }
             _ => std::collections::BTreeMap::new(),
         };
+        let policies = match out.item.as_ref().and_then(|i| i.get(CONTENT_POLICIES)) {
+            Some(AttributeValue::M(map)) => map
+                .iter()
+                .filter_map(|(ws, value)| {
+                    let AttributeValue::S(name) = value else { return None };
+                    Some((WorkspaceId::parse(ws)?, ContentPolicy::parse(name)?))
+                })
+                .collect(),
+            _ => std::collections::BTreeMap::new(),
+        };
         Ok(OrgWorkspaces {
             exists: out.item.is_some(),
             all: ids("workspace_ids"),
             archived: ids("archived_ids"),
             shards,
+            policies,
         })
     }
 
@@ -191,5 +216,44 @@ impl Store {
             .send()
             .await?;
         Ok(new)
+    }
+
+    /// Sets a workspace's content policy on the organization's item (where
+    /// every request's tenant resolution reads it, cached per container);
+    /// the policy it had before. `NotFound` for a workspace the organization
+    /// does not list.
+    pub async fn set_content_policy(
+        &self,
+        t: &Tenant,
+        policy: ContentPolicy,
+        audit: Option<&super::Audit<'_>>,
+    ) -> Result<ContentPolicy, StoreError> {
+        let (org, ws) = (&t.org, &t.workspace);
+        let current = self.org_workspaces(org).await?;
+        if !current.all.contains(ws) {
+            return Err(StoreError::NotFound);
+        }
+        let key = |request: aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder| {
+            request.table_name(self.table()).key(PK, s(keys::tenant(org))).key(SK, s(keys::ORG_META))
+        };
+        // The map first (an update cannot create it and a member of it at once).
+        key(self.client().update_item())
+            .update_expression("SET #m = if_not_exists(#m, :empty)")
+            .condition_expression("attribute_exists(pk)")
+            .expression_attribute_names("#m", CONTENT_POLICIES)
+            .expression_attribute_values(":empty", AttributeValue::M(std::collections::HashMap::new()))
+            .send()
+            .await?;
+        key(self.client().update_item())
+            .update_expression("SET #m.#ws = :p")
+            .expression_attribute_names("#m", CONTENT_POLICIES)
+            .expression_attribute_names("#ws", ws.as_str())
+            .expression_attribute_values(":p", s(policy.as_str()))
+            .send()
+            .await?;
+        if audit.is_some() {
+            self.transact_audited(t, Vec::new(), audit).await?;
+        }
+        Ok(current.policy(ws))
     }
 }

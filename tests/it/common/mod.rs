@@ -3,6 +3,7 @@
 
 pub mod proxy;
 pub mod shapes;
+pub mod third_party;
 
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
