@@ -47,9 +47,11 @@ if [ "${1:-}" = install ]; then exit 0; fi
 # other scripts' binaries do.
 if [ -n "${KOBANA_TEST_BUILD:-}" ]; then
   cargo test --workspace --all-targets --no-run --quiet
-else
-  cargo build --quiet -p inbox-conformance --bin conformance
 fi
+# The test build compiles the fixture server only as a test harness (no
+# integration test of its package asks for the binary): the binary itself is
+# this build's, reusing the test build's compiled crates.
+cargo build --quiet -p inbox-conformance --bin conformance
 BIN="$(dirname "$(bin_path)")/conformance"
 
 # --- database and server -------------------------------------------------------------

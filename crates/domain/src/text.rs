@@ -66,7 +66,7 @@ pub fn is_hidden(c: char) -> bool {
 /// annotation marks, Egyptian, Brahmi, Kaithi, shorthand and musical format
 /// controls, and the language tag. A table, since the standard library has
 /// no general category; a test checks it against the named characters.
-fn is_format(c: char) -> bool {
+pub fn is_format(c: char) -> bool {
     matches!(
         c,
         '\u{AD}'

@@ -23,6 +23,10 @@
 //! section (`Refusal::NotAMessage`), a header section over
 //! `MAX_HEADER_BYTES`, more than `MAX_ATTACHMENTS` attachments, more than
 //! `MAX_PARTS` parts in all.
+//!
+//! `untrusted` is the other side: the sanitiser of third-party text (a
+//! subject, a body, a display name, an attachment's name) before it leaves
+//! through MCP to an agent, and the fence it is shown in.
 
 pub mod pdf;
 pub mod untrusted;
@@ -146,7 +150,7 @@ pub fn read(raw: &[u8]) -> Result<Received, Refusal> {
         text,
         text_cut,
         attachments,
-        authentication: message.header_raw("Authentication-Results").map(|v| unfold(v.trim())),
+        authentication: topmost(&message, "Authentication-Results").map(|v| unfold(v.trim())),
     })
 }
 
@@ -154,6 +158,15 @@ pub fn read(raw: &[u8]) -> Result<Received, Refusal> {
 fn nested_messages(raw: &[u8]) -> usize {
     const NEEDLE: &[u8] = b"message/rfc822";
     raw.windows(NEEDLE.len()).filter(|w| w.eq_ignore_ascii_case(NEEDLE)).count()
+}
+
+/// The first (topmost) field called `name`, as written: for
+/// `Authentication-Results` the one the receiving server added last, above
+/// any a sender wrote (`header_raw` answers with the last field of a name).
+fn topmost<'m>(message: &'m mail_parser::Message<'_>, name: &str) -> Option<&'m str> {
+    let field = message.headers().iter().find(|h| h.name.as_str().eq_ignore_ascii_case(name))?;
+    let raw = message.raw_message.get(field.offset_start as usize..field.offset_end as usize)?;
+    std::str::from_utf8(raw).ok()
 }
 
 /// A header's value on one line (folding whitespace as one space).
