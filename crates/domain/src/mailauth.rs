@@ -109,7 +109,7 @@ pub fn parse(header: &str) -> Option<Authentication> {
 
 /// Whether a passing SPF result (its `smtp.mailfrom`) or a passing DKIM
 /// signature (its `header.d`, else `header.i`) of the header is for a domain
-/// aligned with `from_domain` (`provenance::domains_aligned`). Only the
+/// aligned with `from_domain` (`domains_aligned`). Only the
 /// first SPF result counts, as in `parse`.
 pub fn aligned(header: &str, from_domain: &str) -> bool {
     let mut spf_seen = false;
@@ -135,11 +135,22 @@ pub fn aligned(header: &str, from_domain: &str) -> bool {
             .collect();
         let domain = wanted.iter().find_map(|name| properties.iter().find(|(k, _)| k == name).map(|(_, v)| v));
         let domain = domain.map(|v| v.rsplit_once('@').map_or(v.as_str(), |(_, d)| d));
-        if domain.is_some_and(|d| crate::provenance::domains_aligned(d, from_domain)) {
+        if domain.is_some_and(|d| domains_aligned(d, from_domain)) {
             return true;
         }
     }
     false
+}
+
+/// Whether two domains are aligned: equal, or one a subdomain of the other
+/// (case-insensitive).
+pub fn domains_aligned(a: &str, b: &str) -> bool {
+    let (a, b) = (a.trim_end_matches('.').to_ascii_lowercase(), b.trim_end_matches('.').to_ascii_lowercase());
+    if a.is_empty() || b.is_empty() {
+        return false;
+    }
+    let under = |child: &str, parent: &str| child.strip_suffix(parent).is_some_and(|rest| rest.ends_with('.'));
+    a == b || under(&a, &b) || under(&b, &a)
 }
 
 #[cfg(test)]
@@ -202,5 +213,15 @@ mod tests {
             "telecom.example.com"
         ));
         assert!(!aligned("", "telecom.example.com"));
+    }
+
+    #[test]
+    fn alignment_is_the_same_domain_or_a_subdomain() {
+        assert!(domains_aligned("telecom.example.com", "TELECOM.example.com."));
+        assert!(domains_aligned("bounce.telecom.example.com", "telecom.example.com"));
+        assert!(domains_aligned("telecom.example.com", "mail.telecom.example.com"));
+        assert!(!domains_aligned("a.example.com", "b.example.com"));
+        assert!(!domains_aligned("evil-telecom.example.com", "telecom.example.com"));
+        assert!(!domains_aligned("", "x.example"));
     }
 }

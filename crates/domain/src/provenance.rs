@@ -4,7 +4,7 @@
 //! server's verdicts authenticate the sender's domain — DMARC `pass`, or
 //! SPF or DKIM `pass` for a domain aligned with the `From` address (the same
 //! domain or one a subdomain of the other; sibling subdomains are not
-//! aligned, which errs toward `unverified`) — **and** the sender is on the
+//! aligned (`mailauth::domains_aligned`), which errs toward `unverified`) — **and** the sender is on the
 //! inbox's allowed list (an address or its `@domain`); `failed` when DMARC
 //! failed, or when neither SPF nor DKIM passed and one of them failed;
 //! `unverified` otherwise (no verdicts at all — a JSON ingestion, a message
@@ -82,17 +82,6 @@ pub fn trust(verdicts: Option<&Authentication>, aligned: bool, listed: bool) -> 
     if authenticated && listed { Trust::Verified } else { Trust::Unverified }
 }
 
-/// Whether two domains are aligned: equal, or one a subdomain of the other
-/// (case-insensitive).
-pub fn domains_aligned(a: &str, b: &str) -> bool {
-    let (a, b) = (a.trim_end_matches('.').to_ascii_lowercase(), b.trim_end_matches('.').to_ascii_lowercase());
-    if a.is_empty() || b.is_empty() {
-        return false;
-    }
-    let under = |child: &str, parent: &str| child.strip_suffix(parent).is_some_and(|rest| rest.ends_with('.'));
-    a == b || under(&a, &b) || under(&b, &a)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,16 +104,6 @@ mod tests {
         assert_eq!(trust(Some(&auth(Fail, Pass, No)), true, true), Trust::Verified, "DKIM passed");
         assert_eq!(trust(Some(&auth(SoftFail, No, No)), true, true), Trust::Unverified);
         assert_eq!(trust(Some(&auth(No, No, No)), true, true), Trust::Unverified);
-    }
-
-    #[test]
-    fn alignment_is_the_same_domain_or_a_subdomain() {
-        assert!(domains_aligned("telecom.example.com", "TELECOM.example.com."));
-        assert!(domains_aligned("bounce.telecom.example.com", "telecom.example.com"));
-        assert!(domains_aligned("telecom.example.com", "mail.telecom.example.com"));
-        assert!(!domains_aligned("a.example.com", "b.example.com"));
-        assert!(!domains_aligned("evil-telecom.example.com", "telecom.example.com"));
-        assert!(!domains_aligned("", "x.example"));
     }
 
     #[test]

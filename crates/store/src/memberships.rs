@@ -197,14 +197,7 @@ impl Store {
         let key = |request: aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder| {
             request.table_name(self.table()).key(PK, s(keys::tenant(org))).key(SK, s(keys::ORG_META))
         };
-        // The map first (an update cannot create it and a member of it at once).
-        key(self.client().update_item())
-            .update_expression("SET #m = if_not_exists(#m, :empty)")
-            .condition_expression("attribute_exists(pk)")
-            .expression_attribute_names("#m", WRITE_SHARDS)
-            .expression_attribute_values(":empty", AttributeValue::M(std::collections::HashMap::new()))
-            .send()
-            .await?;
+        self.ensure_org_map(org, WRITE_SHARDS).await?;
         key(self.client().update_item())
             .update_expression("SET #m.#ws = :new")
             .condition_expression("attribute_not_exists(#m.#ws) OR #m.#ws.#count = :old")
@@ -216,6 +209,23 @@ impl Store {
             .send()
             .await?;
         Ok(new)
+    }
+
+    /// Creates the organization item's map attribute `name` when it has none:
+    /// an update cannot create a map and a member of it at once.
+    async fn ensure_org_map(&self, org: &OrgId, name: &str) -> Result<(), StoreError> {
+        self.client()
+            .update_item()
+            .table_name(self.table())
+            .key(PK, s(keys::tenant(org)))
+            .key(SK, s(keys::ORG_META))
+            .update_expression("SET #m = if_not_exists(#m, :empty)")
+            .condition_expression("attribute_exists(pk)")
+            .expression_attribute_names("#m", name)
+            .expression_attribute_values(":empty", AttributeValue::M(std::collections::HashMap::new()))
+            .send()
+            .await?;
+        Ok(())
     }
 
     /// Sets a workspace's content policy on the organization's item (where
@@ -236,14 +246,7 @@ impl Store {
         let key = |request: aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder| {
             request.table_name(self.table()).key(PK, s(keys::tenant(org))).key(SK, s(keys::ORG_META))
         };
-        // The map first (an update cannot create it and a member of it at once).
-        key(self.client().update_item())
-            .update_expression("SET #m = if_not_exists(#m, :empty)")
-            .condition_expression("attribute_exists(pk)")
-            .expression_attribute_names("#m", CONTENT_POLICIES)
-            .expression_attribute_values(":empty", AttributeValue::M(std::collections::HashMap::new()))
-            .send()
-            .await?;
+        self.ensure_org_map(org, CONTENT_POLICIES).await?;
         key(self.client().update_item())
             .update_expression("SET #m.#ws = :p")
             .expression_attribute_names("#m", CONTENT_POLICIES)
