@@ -244,6 +244,18 @@ pub enum OrgCommand {
         #[arg(long, allow_hyphen_values = true, value_parser = Checked(text))]
         name: String,
     },
+    /// Erase every item and file of the organization (offboarding), its audit trail kept
+    /// for its legal period; prints the evidence (counts per kind)
+    Purge {
+        #[command(flatten)]
+        target: Target,
+        /// Count what the purge would erase, per kind; erase nothing
+        #[arg(long)]
+        dry_run: bool,
+        /// Erase for good: required unless --dry-run
+        #[arg(long)]
+        yes: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -537,10 +549,11 @@ impl<'a> Call<'a> {
 }
 
 impl AdminCommand {
-    /// The call this command makes.
-    fn call(&self) -> Call<'_> {
+    /// The call this command makes (none for `org purge`, the store's own).
+    fn call(&self) -> Option<Call<'_>> {
         use AdminCommand as A;
-        match self {
+        Some(match self {
+            A::Org(OrgCommand::Purge { .. }) => return None,
             A::Org(OrgCommand::Create { global, name }) => {
                 Call::new("org create", &org::NAME, global).arg("name", name.as_str())
             }
@@ -585,8 +598,35 @@ impl AdminCommand {
             A::Pipeline(PipelineCommand::Register(who)) => who.call("pipeline register", &org::PIPELINE_REGISTER),
             A::Pipeline(PipelineCommand::Unregister(who)) => who.call("pipeline unregister", &org::PIPELINE_UNREGISTER),
             A::Pipeline(PipelineCommand::List(list)) => list.call("pipeline list", &org::PIPELINES),
-        }
+        })
     }
+}
+
+/// `admin org purge`: every item of the organization but its audit records,
+/// and every file, erased (`Store::purge_org`); the evidence on standard
+/// output as JSON. Refused without `--yes` unless it is a dry run.
+async fn purge(target: &Target, dry_run: bool, yes: bool) -> Result<(), Failure> {
+    let by = acting_subject(target)?;
+    if !dry_run && !yes {
+        return Err(Failure::Usage(
+            "org purge erases the organization's data for good: add --yes (or look first with --dry-run)".into(),
+        ));
+    }
+    let config = crate::config::store_from_env().map_err(|e| Failure::Unavailable(e.to_string()))?;
+    let store = Store::connect(&config).await;
+    let at = crate::sys::now_string();
+    let purge = store
+        .purge_org(&target.org, dry_run)
+        .await
+        .map_err(|e| Failure::Unavailable(format!("the purge stopped (run it again to finish): {e}")))?;
+    tracing::info!(org = %target.org, dry_run, by = %by, "organization purge");
+    let evidence = serde_json::json!({
+        "organization": target.org.as_str(), "dry_run": dry_run, "at": at, "by": by,
+        "erased": if dry_run { Value::Null } else { serde_json::json!(purge.items) },
+        "would_erase": if dry_run { serde_json::json!(purge.items) } else { Value::Null },
+        "files": purge.files, "audit_records_kept": purge.audit_records_kept,
+    });
+    print(&format!("{}\n", serde_json::to_string_pretty(&evidence).unwrap_or_else(|_| evidence.to_string())))
 }
 
 /// How a parsed command ended other than done, and the exit code that says so.
@@ -640,7 +680,12 @@ fn print(text: &str) -> Result<(), Failure> {
 }
 
 async fn execute(command: &AdminCommand) -> Result<(), Failure> {
-    let call = command.call();
+    let Some(call) = command.call() else {
+        return match command {
+            AdminCommand::Org(OrgCommand::Purge { target, dry_run, yes }) => purge(target, *dry_run, *yes).await,
+            _ => Err(Failure::Usage("this command calls no operation".into())),
+        };
+    };
     let subject = acting_subject(call.target)?;
     let config = crate::config::store_from_env().map_err(|e| Failure::Unavailable(e.to_string()))?;
     let store = Store::connect(&config).await;
@@ -726,12 +771,13 @@ mod tests {
     #[test]
     fn commands_parse_their_flags_and_refuse_what_they_do_not_know() {
         let parsed = parse_admin("member set --org acme --workspace ws_1 --subject u1 --role admin").unwrap();
-        let call = parsed.call();
+        let call = parsed.call().unwrap();
         assert_eq!((call.op, call.words, call.workspace, call.subject), (&org::MEMBER_SET, "member set", "ws_1", "u1"));
         assert_eq!(call.args.get("role"), Some(&Value::from("admin")));
         // A value may start with one hyphen, not two.
         let parsed = parse_admin("member remove --org acme --workspace ws_1 --subject -u1 --dry-run").unwrap();
-        assert_eq!((parsed.call().subject, parsed.call().dry_run), ("-u1", true));
+        let call = parsed.call().unwrap();
+        assert_eq!((call.subject, call.dry_run), ("-u1", true));
         for (line, wanted) in [
             (
                 "member set --org acme --workspace ws_1 --subject u1",
@@ -799,7 +845,7 @@ mod tests {
             }
         }
         let parsed = parse_admin("workspace list --org acme --as ops@example").unwrap();
-        assert_eq!(acting_subject(parsed.call().target).ok().as_deref(), Some("ops@example"));
+        assert_eq!(acting_subject(parsed.call().unwrap().target).ok().as_deref(), Some("ops@example"));
         assert!(parse_admin(&format!("workspace list --org acme --as {}", "x".repeat(256))).is_err());
     }
 
@@ -820,8 +866,14 @@ mod tests {
     #[test]
     fn every_command_calls_an_organization_operation_with_its_path_flags() {
         let leaves = leaves();
-        assert_eq!(leaves.len(), 15);
+        assert_eq!(leaves.len(), 16);
         for (group, leaf, flags) in leaves {
+            // The store's own, not an operation's (`purge`).
+            if (group.as_str(), leaf.as_str()) == ("org", "purge") {
+                let parsed = parse_admin("org purge --org acme --dry-run").unwrap();
+                assert!(parsed.call().is_none());
+                continue;
+            }
             let mut line = format!("{group} {leaf}");
             for flag in flags.iter().filter(|f| !["help", "dry-run", "as"].contains(&f.as_str())) {
                 line.push_str(&format!(
@@ -830,7 +882,7 @@ mod tests {
                 ));
             }
             let parsed = parse_admin(&line).unwrap_or_else(|e| panic!("{line}: {e}"));
-            let call = parsed.call();
+            let call = parsed.call().unwrap();
             assert_eq!(call.words, format!("{group} {leaf}"), "{line}");
             assert!(matches!(call.op.needs, crate::api::Needs::Org(_)), "{line}");
             assert_eq!(call.op.template.declares(Param::Id), !call.workspace.is_empty(), "{line}");

@@ -260,6 +260,7 @@ impl Inbound {
         match serde_json::from_value::<SimpleEmailEvent>(payload) {
             Ok(event) => self.handle(event, request_id).await,
             Err(error) => {
+                let error = crate::telemetry::without_values(&error.to_string());
                 tracing::error!(ses_message_id = ses_id.as_deref(), %error, "inbound mail: not an SES event; dropped");
                 let outcome = Outcome::Dropped(Dropped::Malformed);
                 count(&outcome, ses_id.as_deref());
@@ -572,6 +573,26 @@ mod tests {
         assert_eq!(odd.refused.as_deref(), Some(VIRUS));
         let unscanned = receipt(&receipt_with("PASS", "PASS", "PASS", "PROCESSING_FAILED"), "x");
         assert_eq!(unscanned.refused, None, "only a virus found refuses the message");
+    }
+
+    #[test]
+    fn an_event_that_is_not_sess_is_logged_without_the_values_it_holds() {
+        let odd = serde_json::json!({"Records": [{"eventSource": "aws:ses", "ses": {"mail": {
+            "commonHeaders": {"from": "Maria Silva <maria.silva@example.com>", "subject": ["Fatura \"março\""]},
+        }}}]});
+        let error = serde_json::from_value::<SimpleEmailEvent>(odd).unwrap_err().to_string();
+        assert!(error.contains("maria.silva@example.com"), "serde quotes the value: {error}");
+        let logged = crate::telemetry::without_values(&error);
+        assert!(!logged.contains("maria") && !logged.contains("Silva"), "{logged}");
+        assert!(logged.contains("invalid type: string \"…\""), "the rule that failed stays: {logged}");
+
+        assert_eq!(crate::telemetry::without_values(r#"a "b \" c" d"#), r#"a "…" d"#);
+        assert_eq!(
+            crate::telemetry::without_values("unknown variant `Fatura`, expected `A`"),
+            "unknown variant `…`, expected `A`"
+        );
+        assert_eq!(crate::telemetry::without_values("missing field `mail`"), "missing field `mail`");
+        assert_eq!(crate::telemetry::without_values("cut \"off"), "cut \"…\"");
     }
 
     #[test]

@@ -289,6 +289,18 @@ async fn serve_local(config: Config) -> Result<(), String> {
     if every > 0 {
         let (every, hold) = (std::time::Duration::from_millis(every), std::time::Duration::from_millis(hold));
         tokio::spawn(inbox::worker::poll(Arc::clone(&app.runner), every, hold));
+        // The daily retention purge (an EventBridge schedule on AWS): at
+        // start, then every day the server runs.
+        let runner = Arc::clone(&app.runner);
+        tokio::spawn(async move {
+            let mut daily = tokio::time::interval(std::time::Duration::from_secs(86_400));
+            loop {
+                daily.tick().await;
+                if let Err(e) = inbox::worker::privacy::sweep(&runner, inbox::sys::now()).await {
+                    tracing::warn!(error = %e, "retention sweep stopped; the next one takes over");
+                }
+            }
+        });
     }
     tracing::info!(%addr, "serving MCP on http://{addr}/mcp");
     let shutdown = async {

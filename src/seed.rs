@@ -103,7 +103,9 @@ fn email(m: Mail<'_>) -> Email {
         error: m.error.map(Into::into),
         created_at: m.received_at.into(),
         updated_at: m.received_at.into(),
+        content_purged_at: None,
         deleted_at: None,
+        erased_by: None,
     }
 }
 

@@ -2,9 +2,12 @@
 //! records' `eventSource` (`inbound::is_mail_event`), so receiving mail needs
 //! no build artefact of its own:
 //!
-//! - the table's DynamoDB stream (filtered to new job items and changed
-//!   audit records): it runs each job and reports the records it could not
-//!   finish as batch item failures (`worker::stream`);
+//! - the table's DynamoDB stream (filtered to new job items, new
+//!   data-subject requests, e-mails the TTL removed and changed audit
+//!   records): it runs each job and reports the records it could not finish
+//!   as batch item failures (`worker::stream`);
+//! - the daily EventBridge schedule (`"source": "aws.events"`): the
+//!   retention purge (`worker::privacy::sweep`);
 //! - with `InboundMailDomain` set, SES's receipt rule, asynchronously, after
 //!   its S3 action stored the raw message: each recipient's inbox ingests it
 //!   as the mail pipeline would (`inbound`). Only a failure a retry can cure
@@ -57,6 +60,13 @@ async fn main() -> ExitCode {
         let LambdaEvent { payload, context } = event;
         // Each kind's future boxed: inline, the two together are past the
         // compiler's depth limit for the layout of this binary's main future.
+        // The daily retention purge (the template's EventBridge schedule).
+        if payload.get("source").and_then(Value::as_str) == Some("aws.events") {
+            return match Box::pin(worker::privacy::sweep(runner, inbox::sys::now())).await {
+                Ok(swept) => Ok(json!({"swept": swept})),
+                Err(error) => Err(diagnostic("Retention.Unfinished", &error)),
+            };
+        }
         if inbound::is_mail_event(&payload) {
             return match Box::pin(inbound.on_event(payload, &context.request_id)).await {
                 // What a synchronous Lambda action would read; SES's `Event`

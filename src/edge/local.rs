@@ -207,7 +207,7 @@ async fn answer(
                 BodyFault::Incomplete => (StatusCode::BAD_REQUEST, "The request body ended early or was malformed"),
                 BodyFault::TimedOut => (StatusCode::REQUEST_TIMEOUT, "The request body did not arrive in time"),
             };
-            tracing::info!(status = status.as_u16(), path = %crate::telemetry::loggable(parts.uri.path()), "request body unreadable; refused");
+            tracing::info!(status = status.as_u16(), path = %super::logged_path(parts.uri.path()), "request body unreadable; refused");
             let mut response = super::unreadable_body(parts.uri.path(), status, message);
             response.headers_mut().insert(http::header::CONNECTION, http::HeaderValue::from_static("close"));
             response

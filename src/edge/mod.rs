@@ -129,7 +129,7 @@ async fn route(edge: &Edge, req: Request, request_id: &str) -> (Response<Body>, 
     // Behind a REST API (v1) stage the URI carries the stage; the raw path does not.
     let raw = req.raw_http_path();
     let path = if raw.is_empty() { req.uri().path().to_owned() } else { raw.to_owned() };
-    let logged = crate::telemetry::loggable(&path);
+    let logged = logged_path(&path);
     crate::telemetry::note(|line| line.path = Some(logged));
     let is_mcp = is_mcp_path(&path);
     let endpoint = if is_mcp { Endpoint::Mcp } else { Endpoint::Other };
@@ -216,6 +216,38 @@ async fn route(edge: &Edge, req: Request, request_id: &str) -> (Response<Body>, 
             gate_refusal(StatusCode::NOT_FOUND, "not_found", "No such route", Endpoint::Other),
             Label::other("no_route"),
         ),
+    }
+}
+
+/// A request's path as its log line shows it: through the log filter
+/// (`telemetry::loggable`), with the one path parameter that can be a
+/// person's e-mail address — the sender of `/api/v1/inboxes/{id}/senders/{sender}`
+/// — cut to its domain: `…/senders/*@acme.com` for an address, `@acme.com`
+/// for a domain sender as it is, `{sender}` for anything else. Every other
+/// path parameter is an id.
+pub(crate) fn logged_path(path: &str) -> String {
+    let shown = match sender_start(path) {
+        Some(start) => format!("{}{}", &path[..start], sender_domain(&path[start..])),
+        None => path.to_owned(),
+    };
+    crate::telemetry::loggable(&shown)
+}
+
+/// Where the sender begins in a path `/api/v1/inboxes/{id}/senders/{sender}`.
+fn sender_start(path: &str) -> Option<usize> {
+    let rest = path.strip_prefix("/api/v1/inboxes/")?;
+    let (inbox, after) = rest.split_once('/')?;
+    let sender = after.strip_prefix("senders/")?;
+    (!inbox.is_empty() && !sender.is_empty()).then(|| path.len() - sender.len())
+}
+
+/// A sender as a log line may show it: its domain only.
+fn sender_domain(sender: &str) -> String {
+    let decoded = sender.replace("%40", "@");
+    match decoded.rsplit_once('@') {
+        Some(("", domain)) => format!("@{domain}"),
+        Some((_, domain)) => format!("*@{domain}"),
+        None => "{sender}".to_owned(),
     }
 }
 
@@ -325,4 +357,39 @@ fn new_request_id() -> String {
         count.set(n.wrapping_add(1));
         format!("{:016x}", keys.hash_one(n))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::logged_path;
+
+    #[test]
+    fn a_senders_address_is_logged_by_its_domain_only() {
+        for (path, logged) in [
+            (
+                "/api/v1/inboxes/inb_bills/senders/cobranca@telecom.example.com",
+                "/api/v1/inboxes/inb_bills/senders/*@telecom.example.com",
+            ),
+            (
+                "/api/v1/inboxes/inb_bills/senders/cobranca%40telecom.example.com",
+                "/api/v1/inboxes/inb_bills/senders/*@telecom.example.com",
+            ),
+            (
+                "/api/v1/inboxes/inb_bills/senders/%40energia.example.com",
+                "/api/v1/inboxes/inb_bills/senders/@energia.example.com",
+            ),
+            (
+                "/api/v1/inboxes/inb_bills/senders/@energia.example.com",
+                "/api/v1/inboxes/inb_bills/senders/@energia.example.com",
+            ),
+            ("/api/v1/inboxes/inb_bills/senders/maria.silva", "/api/v1/inboxes/inb_bills/senders/{sender}"),
+            // Ids and the list itself are kept as they are.
+            ("/api/v1/inboxes/inb_bills/senders", "/api/v1/inboxes/inb_bills/senders"),
+            ("/api/v1/inboxes/inb_bills/senders/", "/api/v1/inboxes/inb_bills/senders/"),
+            ("/api/v1/emails/eml_1/attachments/0", "/api/v1/emails/eml_1/attachments/0"),
+            ("/mcp", "/mcp"),
+        ] {
+            assert_eq!(logged_path(path), logged, "{path}");
+        }
+    }
 }

@@ -295,6 +295,8 @@ async fn every_changing_tool_leaves_exactly_one_record_naming_it() {
         ("webhook_deliveries_resend", json!({"id": "dlv_demo_failed"}), "delivery_resend", "dlv_demo_failed"),
         ("webhooks_delete", json!({"id": webhook}), "webhook_delete", &webhook),
         ("workspace_content_policy_set", json!({"content_policy": "full"}), "workspace_content_policy_set", "ws_main"),
+        ("workspace_retention_set", json!({"retention_days": 400}), "workspace_retention_set", "ws_main"),
+        ("emails_erase", json!({"id": "eml_rent_dec"}), "email_erase", "eml_rent_dec"),
     ];
     for (i, (tool, args, operation, target)) in calls.iter().enumerate() {
         let before = trail(&h).await;

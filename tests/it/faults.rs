@@ -198,6 +198,7 @@ async fn a_frozen_then_dead_then_empty_table_gets_bounded_503s_and_no_half_writt
         archived: false,
         shards: Default::default(),
         content_policy: Default::default(),
+        retention_days: inbox::domain::retention::DEFAULT_DAYS,
     };
     let ran = Box::pin(inbox::worker::run(&app.runner, &tenant, &job_id)).await.unwrap();
     assert_eq!(ran, inbox::worker::Ran::Finished(inbox::domain::records::JobStatus::Succeeded));

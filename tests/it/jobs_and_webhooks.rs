@@ -38,6 +38,7 @@ pub(crate) fn ws_main() -> Tenant {
         archived: false,
         shards: Default::default(),
         content_policy: Default::default(),
+        retention_days: inbox::domain::retention::DEFAULT_DAYS,
     }
 }
 
@@ -77,7 +78,7 @@ pub(crate) async fn reprocess(h: &Harness, email: &str) -> String {
 }
 
 /// Registers a webhook for `url` (every subscribable event): its id and signing secret.
-async fn register_webhook(h: &Harness, url: &str) -> (String, String) {
+pub(crate) async fn register_webhook(h: &Harness, url: &str) -> (String, String) {
     let resp = send(h.api("PUT", "/webhooks").json(&json!({"url": url}))).await;
     let body = resp.json();
     assert_eq!(resp.status, 201, "PUT /webhooks {url}: {body}");
@@ -626,7 +627,7 @@ async fn emails_reprocess_confirmed_through_mcp_answers_at_once_and_jobs_get_lat
 // ---------------------------------------------------------------------------
 
 /// A DynamoDB stream record as Lambda delivers it, for the item `sk` of `ws_main`.
-fn stream_record(event_name: &str, sequence: &str, sk: &str, id: &str) -> Value {
+pub(crate) fn stream_record(event_name: &str, sequence: &str, sk: &str, id: &str) -> Value {
     json!({
         "eventID": sequence,
         "eventName": event_name,
@@ -657,7 +658,7 @@ fn stream_event(records: Vec<Value>) -> aws_lambda_events::event::dynamodb::Even
 }
 
 /// Hands a batch to the worker's stream handler; the sequence numbers it asks to get again.
-async fn handle_stream(h: &Harness, records: Vec<Value>) -> Vec<String> {
+pub(crate) async fn handle_stream(h: &Harness, records: Vec<Value>) -> Vec<String> {
     let app = h.app().await;
     let response = Box::pin(inbox::worker::stream::handle(&app.runner, stream_event(records))).await;
     response.batch_item_failures.into_iter().map(|f| f.item_identifier.unwrap_or_default()).collect()

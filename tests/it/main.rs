@@ -26,6 +26,7 @@ mod narrowing;
 mod oauth;
 mod one_validation;
 mod operations;
+mod privacy;
 mod properties;
 mod raw_mail;
 mod rest_api;

@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 const METADATA: &str = "resource_metadata=\"http://127.0.0.1:3000/.well-known/oauth-protected-resource/mcp\"";
 
 /// The tools of product.md §4: name, readOnly, destructive, idempotent.
-const TABLE: [(&str, bool, bool, bool); 22] = [
+const TABLE: [(&str, bool, bool, bool); 24] = [
     ("inboxes_list", true, false, true),
     ("inboxes_get", true, false, true),
     ("inboxes_upsert", false, true, true),
@@ -38,6 +38,7 @@ const TABLE: [(&str, bool, bool, bool); 22] = [
     ("emails_get", true, false, true),
     ("emails_reprocess", false, true, false),
     ("emails_delete", false, true, true),
+    ("emails_erase", false, true, true),
     ("webhooks_list", true, false, true),
     ("webhooks_get", true, false, true),
     ("webhooks_upsert", false, true, true),
@@ -48,6 +49,7 @@ const TABLE: [(&str, bool, bool, bool); 22] = [
     ("webhook_deliveries_resend", false, true, false),
     ("jobs_get", true, false, true),
     ("workspace_content_policy_set", false, true, true),
+    ("workspace_retention_set", false, true, true),
 ];
 
 /// The tools an operator may run besides the read tools (product.md §2).
@@ -967,13 +969,13 @@ async fn an_operator_lists_the_read_tools_and_reprocess_test_and_resend() {
 }
 
 #[tokio::test]
-async fn an_admin_lists_all_22_tools_in_a_stable_order() {
+async fn an_admin_lists_all_24_tools_in_a_stable_order() {
     let h = Harness::new();
     let first = tools_as(&h, 1, &h.admin_token()).await;
     let second = tools_as(&h, 2, &h.admin_token()).await;
     let all: Vec<&str> = TABLE.iter().map(|t| t.0).collect();
     assert_eq!(names(&first).into_iter().collect::<BTreeSet<_>>(), set(&all));
-    assert_eq!(first.len(), 22, "no duplicates");
+    assert_eq!(first.len(), 24, "no duplicates");
     assert_eq!(first, second, "same list, same order, across two calls");
     let viewer = h.token_for("usr_viewer", "org_demo", ADMIN_SCOPES);
     assert_eq!(tools_as(&h, 3, &viewer).await, tools_as(&h, 4, &viewer).await);
@@ -998,9 +1000,10 @@ async fn tokens_with_partial_scopes_list_only_the_tools_those_scopes_allow() {
                 "inbox_senders_add",
                 "inbox_senders_remove",
                 "workspace_content_policy_set",
+                "workspace_retention_set",
             ],
         ),
-        ("emails:write", &["emails_reprocess", "emails_delete"]),
+        ("emails:write", &["emails_reprocess", "emails_delete", "emails_erase"]),
         ("emails:ingest", &[]),
     ];
     for (i, (scopes, expected)) in cases.iter().enumerate() {
@@ -1045,7 +1048,7 @@ async fn handshake_era_tool_lists_carry_the_same_annotations() {
         let result = resp.result();
         assert!(result.get("resultType").is_none(), "{result}");
         let tools = result["tools"].as_array().cloned().unwrap_or_default();
-        assert_eq!(tools.len(), 22, "{version:?}");
+        assert_eq!(tools.len(), 24, "{version:?}");
         for (name, read_only, destructive, idempotent) in TABLE {
             let tool = tools.iter().find(|t| t["name"] == name).unwrap_or_else(|| panic!("{name} not listed"));
             let a = &tool["annotations"];

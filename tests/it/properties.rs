@@ -88,6 +88,7 @@ proptest! {
             archived: false,
             shards: Default::default(),
             content_policy: Default::default(),
+            retention_days: inbox::domain::retention::DEFAULT_DAYS,
         };
         let filters = |value: &str| BTreeMap::from([("status".to_owned(), value.to_owned())]);
         let made = page_request(&secrets, &tenant("ws_main"), "emails", &filters(&status)).unwrap();

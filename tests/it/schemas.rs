@@ -27,7 +27,7 @@ async fn every_tool_has_an_object_output_schema_where_the_era_has_structured_res
     let h = Harness::new();
     for version in ["2026-07-28", "2025-06-18"] {
         let tools = tools(&h, version).await;
-        assert_eq!(tools.len(), 22, "{version}");
+        assert_eq!(tools.len(), 24, "{version}");
         for tool in &tools {
             let schema = &tool["outputSchema"];
             assert_eq!(schema["type"], "object", "{version} {}: {schema}", tool["name"]);
@@ -128,7 +128,7 @@ async fn the_openapi_document_is_served_without_a_token_and_lists_every_route_on
         operations().map(|op| (op.method.as_str().to_owned(), op.template.as_str().to_owned())).collect();
     routes.sort();
     assert_eq!(listed, routes, "every route of the table, and nothing else");
-    assert_eq!(routes.len(), 45);
+    assert_eq!(routes.len(), 49);
 
     // Every component is a valid JSON Schema, and every reference names one.
     let components = document["components"]["schemas"].as_object().unwrap();

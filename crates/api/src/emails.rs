@@ -31,7 +31,7 @@ use inbox_store::StoreError;
 use inbox_support::sys::now_string;
 
 /// The operations of this module, in catalogue order.
-pub static OPERATIONS: &[Op] = &[&INGEST, &LIST, &GET, &ATTACHMENT, &REPROCESS, &DELETE];
+pub static OPERATIONS: &[Op] = &[&INGEST, &LIST, &GET, &ATTACHMENT, &REPROCESS, &DELETE, &ERASE];
 
 /// How a long tool's description ends: where its job is followed.
 macro_rules! job_tool {
@@ -153,8 +153,39 @@ pub static DELETE: Operation = Operation {
     )
 };
 
+/// Erasure (LGPD art. 18, VI): unlike `DELETE`, nothing of what the e-mail
+/// said or named stays, anywhere the service copied it.
+pub static ERASE: Operation = Operation {
+    summary: "Erase an e-mail now: its content, files, decoded data and every copy; a tombstone remains",
+    id_of: "e-mail",
+    answers: &[(StatusCode::OK, Shape::Erased)],
+    may_change_nothing: true,
+    tool: Some(Tool::destructive(
+        "emails_erase",
+        "Erase e-mail",
+        "Erase one e-mail for good, at once (a data subject's right): its subject, body, sender, attachments and decoded bills, and every copy the service kept (job results, stored webhook events, the identifier index). Only a tombstone remains: id, times, who erased it. Works on a deleted e-mail too. Destructive and irreversible: the user is asked to confirm.",
+        "The e-mail and everything copied from it will be gone for good: this cannot be undone.",
+    )),
+    ..operation(
+        "email_erase",
+        Verb::Post,
+        "/emails/{id}/erase",
+        Needs::Role(Scope::EmailsWrite, Administer),
+        |ctx, input| Box::pin(erase(ctx, input.id())),
+    )
+};
+
+/// An e-mail as reads show it: content past the workspace's retention is
+/// hidden the moment it expires, whether or not the daily purge has run
+/// (`inbox_domain::retention`).
+pub(super) fn as_read(ctx: &Ctx<'_>, mut email: Email) -> Email {
+    inbox_domain::retention::hide_expired(&mut email, ctx.tenant.retention_days, inbox_support::sys::now());
+    email
+}
+
 pub async fn load(ctx: &Ctx<'_>, id: &str) -> Result<Email, ApiError> {
-    super::fetch(Kind::Email, "E-mail", id, async || ctx.store.get_email(ctx.tenant, id).await).await
+    let email = super::fetch(Kind::Email, "E-mail", id, async || ctx.store.get_email(ctx.tenant, id).await).await?;
+    Ok(as_read(ctx, email))
 }
 
 async fn list(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
@@ -191,7 +222,8 @@ async fn list(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError>
     let page = page_request(ctx.secrets, ctx.tenant, "emails", &params)?;
     let found = ctx.store.list_emails(ctx.tenant, &filter, page.limit, page.start.clone()).await?;
     let next = page.next_cursor(ctx.secrets, ctx.tenant, found.next);
-    Ok(ApiResponse::ok(StatusCode::OK, json!({"data": found.items, "meta": {"next_cursor": next}})))
+    let items: Vec<Email> = found.items.into_iter().map(|email| as_read(ctx, email)).collect();
+    Ok(ApiResponse::ok(StatusCode::OK, json!({"data": items, "meta": {"next_cursor": next}})))
 }
 
 async fn get(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
@@ -249,6 +281,27 @@ async fn delete(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     email.deleted_at = Some(email.updated_at.clone());
     ctx.store.delete_email(ctx.tenant, &email, &previous, &ctx.audit(&email.id, StatusCode::OK)?).await?;
     Ok(ApiResponse::ok(StatusCode::OK, json!({"data": {"id": email.id, "deleted": true}})))
+}
+
+/// Erases the e-mail (live, or soft-deleted in its grace period); a second
+/// call answers again, finishing what a failed one left (`already_erased`).
+async fn erase(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
+    if !is_id(Kind::Email, id) {
+        return Err(ApiError::NotFound { what: "E-mail" });
+    }
+    let audit = ctx.audit(id, StatusCode::OK)?;
+    let Some(erasure) = ctx.store.erase_email(ctx.tenant, id, &ctx.principal.sub, Some(&audit)).await? else {
+        return Err(ApiError::NotFound { what: "E-mail" });
+    };
+    let erased_at = ctx.store.get_email_record(ctx.tenant, id).await?.map(|e| e.updated_at);
+    Ok(ApiResponse::ok(
+        StatusCode::OK,
+        json!({"data": {
+            "id": id, "erased": true, "erased_at": erased_at.unwrap_or_else(now_string),
+            "already_erased": erasure.already_erased, "files": erasure.files, "jobs": erasure.jobs,
+            "deliveries": erasure.deliveries, "index_entries": erasure.index_entries,
+        }}),
+    ))
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -527,7 +580,9 @@ async fn ingest(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErro
             .or_else(|| (!allowed).then(|| format!("sender {from} is not allowed in inbox {}", inbox.slug))),
         created_at: now.clone(),
         updated_at: now,
+        content_purged_at: None,
         deleted_at: None,
+        erased_by: None,
     };
     let job = new_job_in(JobKind::EmailProcess, &email.id, &ctx.tenant.shards);
     let created =

@@ -22,6 +22,7 @@ pub mod openapi;
 pub mod operation;
 pub mod org;
 pub mod page;
+pub mod privacy;
 pub mod route;
 pub mod schemas;
 pub mod senders;
@@ -107,7 +108,7 @@ pub enum Needs {
 
 /// Every operation, in the order the MCP catalogue lists their tools: one
 /// list per module, each written beside the operations' handlers.
-pub static OPERATIONS: [&[Op]; 8] = [
+pub static OPERATIONS: [&[Op]; 9] = [
     inboxes::OPERATIONS,
     senders::OPERATIONS,
     emails::OPERATIONS,
@@ -116,6 +117,7 @@ pub static OPERATIONS: [&[Op]; 8] = [
     workspace::OPERATIONS,
     audit::OPERATIONS,
     org::OPERATIONS,
+    privacy::OPERATIONS,
 ];
 
 /// Every operation.

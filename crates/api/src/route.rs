@@ -435,7 +435,7 @@ mod tests {
             );
             assert!(!op.answers.is_empty(), "{} has answers", op.name);
         }
-        assert_eq!(names.len(), 45);
+        assert_eq!(names.len(), 49);
     }
 
     /// No path matches two templates (so matchit's preference for a static

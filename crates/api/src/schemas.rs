@@ -151,7 +151,7 @@ pub fn body(op: Op) -> Option<Value> {
 // ---------------------------------------------------------------- records
 
 /// The records the API shows, by name (the OpenAPI components).
-pub const RECORDS: [Record; 14] = [
+pub const RECORDS: [Record; 15] = [
     Record::Organization,
     Record::OrgWorkspace,
     Record::Member,
@@ -165,6 +165,7 @@ pub const RECORDS: [Record; 14] = [
     Record::Job,
     Record::Workspace,
     Record::AuditRecord,
+    Record::DataRequest,
     Record::Error,
 ];
 
@@ -183,6 +184,7 @@ pub enum Record {
     Job,
     Workspace,
     AuditRecord,
+    DataRequest,
     Error,
 }
 
@@ -202,6 +204,7 @@ impl Record {
             Record::Job => "Job",
             Record::Workspace => "Workspace",
             Record::AuditRecord => "AuditRecord",
+            Record::DataRequest => "DataRequest",
             Record::Error => "Error",
         }
     }
@@ -239,6 +242,7 @@ impl Record {
                 strict(
                     json!({"id": text(), "name": nullable(text()),
                            "content_policy": one_of(inbox_domain::provenance::ContentPolicy::NAMES),
+                           "retention_days": described(count(), "Days e-mail content is kept (counted from reception)"),
                            "inboxes": {"type": "array", "items": strict(json!({"id": text(), "slug": text(), "name": text(),
                                "status": one_of(InboxStatus::NAMES), "email_counts": counts.clone()}), &[])},
                            "email_counts": counts, "counts_truncated": {"type": "boolean"},
@@ -247,6 +251,24 @@ impl Record {
                 )
             }
             Record::AuditRecord => output_schema::<records::AuditRecord>(),
+            Record::DataRequest => {
+                let mut schema = output_schema::<records::DataRequest>();
+                if let Some(properties) = schema.get_mut("properties") {
+                    let link = strict(
+                        json!({
+                            "url": described(json!({"type": "string", "format": "uri"}), "The export document's short-lived link"),
+                            "expires_at": described(text(), "When the link stops working (RFC 3339)"),
+                        }),
+                        &[],
+                    );
+                    put(
+                        properties,
+                        "document",
+                        described(link, "A succeeded export's document (JSON), while it is kept (7 days)"),
+                    );
+                }
+                schema
+            }
             Record::Error => strict(
                 json!({"error": strict(json!({"code": text(), "message": text(), "details": {"type": "object"}}), &[])}),
                 &[],
@@ -276,6 +298,11 @@ pub enum Shape {
     Revoked,
     /// `{"data": {"workspace_id", "content_policy", "previous"}}`.
     ContentPolicy,
+    /// `{"data": {"workspace_id", "retention_days", "previous"}}`.
+    Retention,
+    /// `{"data": {"id", "erased": true, "erased_at", "already_erased",
+    /// "files", "jobs", "deliveries", "index_entries"}}`.
+    Erased,
     /// `{"data": {"url", "expires_at", "name", "content_type", "size",
     /// "sha256"}}` (302, with `Location: url`): a short-lived download link.
     Download,
@@ -322,6 +349,21 @@ impl Shape {
                 let policy = || one_of(inbox_domain::provenance::ContentPolicy::NAMES);
                 data(strict(json!({"workspace_id": text(), "content_policy": policy(), "previous": policy()}), &[]))
             }
+            Shape::Retention => {
+                data(strict(json!({"workspace_id": text(), "retention_days": count(), "previous": count()}), &[]))
+            }
+            Shape::Erased => data(strict(
+                json!({
+                    "id": text(), "erased": {"const": true},
+                    "erased_at": described(text(), "When the e-mail was erased (RFC 3339)"),
+                    "already_erased": described(json!({"type": "boolean"}), "It had been erased before: this call removed only what was left"),
+                    "files": described(count(), "Attachment files deleted"),
+                    "jobs": described(count(), "Job results that copied its data, emptied"),
+                    "deliveries": described(count(), "Stored webhook events that copied its data, emptied"),
+                    "index_entries": described(count(), "Identifier index entries removed"),
+                }),
+                &[],
+            )),
             Shape::Download => data(strict(
                 json!({
                     "url": described(json!({"type": "string", "format": "uri"}), "The object's short-lived link (also in Location)"),

@@ -103,6 +103,7 @@ pub async fn resolve(
         archived: all.archived.contains(&workspace),
         shards: all.shards.get(&workspace).copied().unwrap_or_default(),
         content_policy: all.policy(&workspace),
+        retention_days: all.retention(&workspace),
         workspace,
         role,
     };
@@ -145,6 +146,7 @@ pub async fn resolve_machine(
         archived: all.archived.contains(&workspace),
         shards: all.shards.get(&workspace).copied().unwrap_or_default(),
         content_policy: all.policy(&workspace),
+        retention_days: all.retention(&workspace),
         workspace,
         role: Role::Viewer,
     };

@@ -8,6 +8,11 @@
 //! (`workspace_content_policy_set` is destructive): loosening it hands an
 //! agent more text written by outsiders. The deployment's cap
 //! (`CONTENT_POLICY_CAP`) still applies on top of whatever is set here.
+//!
+//! `PUT /workspace/retention`: how many days e-mail content is kept
+//! (`domain::retention`), changed by a workspace admin, confirmed over MCP
+//! (`workspace_retention_set` is destructive: shortening it purges content
+//! at once for reads, and for good at the next daily purge).
 
 use http::StatusCode;
 use serde_json::{Map, Value, json};
@@ -25,7 +30,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 /// The operations of this module (the summary is a resource for agents, not a tool).
-pub static OPERATIONS: &[Op] = &[&GET, &CONTENT_POLICY];
+pub static OPERATIONS: &[Op] = &[&GET, &CONTENT_POLICY, &RETENTION];
 
 pub static CONTENT_POLICY: Operation = Operation {
     summary: "Set how much e-mail text written by outsiders MCP answers carry in this workspace",
@@ -69,6 +74,51 @@ async fn set_content_policy(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiRespo
             "content_policy": body.content_policy.as_str(),
             "previous": previous.as_str(),
         }}),
+    ))
+}
+
+pub static RETENTION: Operation = Operation {
+    summary: "Set how many days this workspace keeps e-mail content (subject, body, attachments)",
+    body: Some(body!(RetentionBody)),
+    answers: &[(StatusCode::OK, Shape::Retention)],
+    may_change_nothing: true,
+    tool: Some(Tool::destructive(
+        "workspace_retention_set",
+        "Set retention",
+        "Set how many days (1 to 3650, counted from reception) the workspace keeps e-mails' subjects, bodies and attachments; past it they are purged, the decoded bills kept. Destructive: the user is asked to confirm.",
+        "E-mail content older than this many days will be hidden at once and purged for good at the next daily purge.",
+    )),
+    ..operation(
+        "workspace_retention_set",
+        Verb::Put,
+        "/workspace/retention",
+        Needs::Role(Scope::InboxesWrite, Permission::Administer),
+        |ctx, input| Box::pin(set_retention(ctx, input)),
+    )
+};
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct RetentionBody {
+    /// Days e-mail content is kept, counted from reception: 1 to 3650
+    #[schemars(range(min = 1, max = 3650))]
+    retention_days: u32,
+}
+
+async fn set_retention(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiError> {
+    let body = input.body::<RetentionBody>()?;
+    let days = body.retention_days;
+    if !(inbox_domain::retention::MIN_DAYS..=inbox_domain::retention::MAX_DAYS).contains(&days) {
+        return Err(ApiError::invalid("retention_days", "must be from 1 to 3650 days"));
+    }
+    let tenant = ctx.tenant;
+    // Requests see it once their container's tenancy cache turns
+    // (`MEMBERSHIP_CACHE_SECS`, 30 s), like the content policy.
+    let audit = ctx.audit(tenant.workspace.as_str(), StatusCode::OK)?;
+    let previous = ctx.store.set_retention(tenant, days, Some(&audit)).await?;
+    Ok(ApiResponse::ok(
+        StatusCode::OK,
+        json!({"data": {"workspace_id": tenant.workspace.as_str(), "retention_days": days, "previous": previous}}),
     ))
 }
 
@@ -125,6 +175,7 @@ async fn get(ctx: &Ctx<'_>) -> Result<ApiResponse, ApiError> {
             "id": ctx.tenant.workspace.as_str(),
             "name": name?,
             "content_policy": ctx.tenant.content_policy.as_str(),
+            "retention_days": ctx.tenant.retention_days,
             "inboxes": listed,
             "email_counts": total,
             "counts_truncated": counts.truncated,

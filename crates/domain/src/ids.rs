@@ -67,6 +67,7 @@ pub enum Kind {
     Event,
     Audit,
     Workspace,
+    DataRequest,
 }
 
 impl Kind {
@@ -80,6 +81,7 @@ impl Kind {
             Kind::Event => "evt",
             Kind::Audit => "aud",
             Kind::Workspace => "ws",
+            Kind::DataRequest => "dsr",
         }
     }
 }

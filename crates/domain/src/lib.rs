@@ -7,9 +7,11 @@ pub mod boleto;
 pub mod clock;
 pub mod ids;
 pub mod mailauth;
+pub mod personal;
 pub mod pix;
 pub mod provenance;
 pub mod records;
+pub mod retention;
 pub mod roles;
 pub mod scopes;
 pub mod shards;
@@ -37,6 +39,8 @@ pub struct Tenant {
     /// How much third-party text MCP answers carry here (the workspace's
     /// setting; the deployment's cap and a connection's narrowing apply on top).
     pub content_policy: provenance::ContentPolicy,
+    /// How many days e-mail content is kept here (`retention`).
+    pub retention_days: u32,
 }
 
 impl Tenant {
@@ -49,6 +53,7 @@ impl Tenant {
             archived: false,
             shards: Shards::default(),
             content_policy: provenance::ContentPolicy::default(),
+            retention_days: retention::DEFAULT_DAYS,
         }
     }
 

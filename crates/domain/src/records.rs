@@ -214,10 +214,65 @@ pub struct Email {
     pub created_at: String,
     #[schemars(extend("format" = "date-time"))]
     pub updated_at: String,
+    /// When the workspace's retention (`retention_days`) purged the e-mail's
+    /// content: its subject, body, attachments' names and files are gone;
+    /// what the server decoded (`extracted`, `bills`) stays. Absent until then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("format" = "date-time"))]
+    pub content_purged_at: Option<String>,
     // Never shown: deleted records are never returned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(skip)]
     pub deleted_at: Option<String>,
+    /// On an erased e-mail's tombstone only (never shown): who erased it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
+    pub erased_by: Option<String>,
+}
+
+impl Email {
+    /// Drops the content retention does not keep: subject, body, the
+    /// attachments' names and files (their type, size and digest stay: they
+    /// name no one). The sender, the times and what was decoded stay.
+    pub fn purge_content(&mut self, at: &str) {
+        self.subject.clear();
+        self.text.clear();
+        for attachment in &mut self.attachments {
+            attachment.name.clear();
+            attachment.stored = false;
+        }
+        self.content_purged_at = Some(at.to_owned());
+    }
+
+    /// What is left of this e-mail once erased (`at`, by `by`): its id, inbox,
+    /// status and times, nothing it said or named. It is deleted too, so it
+    /// is never shown.
+    #[must_use]
+    pub fn tombstone(&self, at: &str, by: &str) -> Email {
+        Email {
+            id: self.id.clone(),
+            inbox_id: self.inbox_id.clone(),
+            from: String::new(),
+            to: String::new(),
+            subject: String::new(),
+            received_at: self.received_at.clone(),
+            message_id: None,
+            authentication: None,
+            trust: crate::provenance::Trust::default(),
+            status: self.status,
+            text: String::new(),
+            attachments: Vec::new(),
+            extracted: None,
+            bills: Vec::new(),
+            reason: None,
+            error: None,
+            created_at: self.created_at.clone(),
+            updated_at: at.to_owned(),
+            content_purged_at: None,
+            deleted_at: Some(self.deleted_at.clone().unwrap_or_else(|| at.to_owned())),
+            erased_by: Some(by.to_owned()),
+        }
+    }
 }
 
 fn body_source() -> String {
@@ -596,4 +651,36 @@ mod tests {
         assert_eq!(ClientInfo::bounded(&long, "").name.chars().count(), ClientInfo::MAX_CHARS);
         assert_eq!(ClientInfo::bounded("Claude Code", "2.1.0").name, "Claude Code", "ordinary names are kept");
     }
+}
+
+wire_enum! {
+    /// What a data subject asked for (LGPD art. 18): a copy of what the
+    /// organization holds that names them, or its erasure.
+    pub enum DataRequestKind {
+        Export = "export",
+        Erase = "erase",
+    }
+}
+
+/// A data subject's request, run by the worker: every e-mail of the
+/// organization that names a CPF or CNPJ, exported as one JSON document or
+/// erased. The identifier itself is never stored: only its keyed digest
+/// (hidden) and a masked form (`personal::Identifier::masked`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct DataRequest {
+    pub id: String,
+    pub kind: DataRequestKind,
+    /// The identifier, masked: its kind and last two characters.
+    pub identifier: String,
+    /// queued, running, succeeded or failed.
+    pub status: JobStatus,
+    /// The e-mails found (export) or erased (erase); 0 until it ran.
+    pub emails: u64,
+    pub error: Option<String>,
+    /// The organization administrator who asked.
+    pub requested_by: String,
+    #[schemars(extend("format" = "date-time"))]
+    pub created_at: String,
+    #[schemars(extend("format" = "date-time"))]
+    pub updated_at: String,
 }

@@ -314,7 +314,7 @@ mod tests {
     #[test]
     fn every_schema_compiles_and_names_its_operations_parameters() {
         let tools = Tools::new();
-        assert_eq!(tools.tools.len(), 23);
+        assert_eq!(tools.tools.len(), 25);
         for tool in &tools.tools {
             assert!(api::shape::compiles(&tool.schema), "{}", tool.row.name);
             let template = tool.row.op.template;

@@ -43,11 +43,49 @@ impl Store {
         };
         let mut item = to_item(keys, email)?;
         item.insert("from_lc".into(), s(email.from.to_lowercase()));
+        // A soft-deleted e-mail leaves the table once its grace period ends;
+        // an erased one's tombstone is kept as long as the audit trail.
+        let expires = match (&email.deleted_at, &email.erased_by) {
+            (Some(_), Some(_)) => Some(inbox_support::sys::unix_now().saturating_add(super::audit::RETENTION_SECS)),
+            (Some(at), None) => inbox_domain::clock::parse_instant(at)
+                .and_then(|at| u64::try_from(at.unix_timestamp()).ok())
+                .map(inbox_domain::retention::deleted_expiry),
+            _ => None,
+        };
+        if let Some(expires) = expires {
+            item.insert(keys::TTL.into(), super::n(expires));
+        }
         Ok(item)
     }
 
     pub async fn get_email(&self, t: &Tenant, id: &str) -> Result<Option<Email>, StoreError> {
         Ok(self.get::<Email>(home(t, id), keys::email(id)).await?.filter(|e| e.deleted_at.is_none()))
+    }
+
+    /// An e-mail in any state: live, soft-deleted (in its grace period) or
+    /// an erased one's tombstone (`erased_by` set).
+    pub async fn get_email_record(&self, t: &Tenant, id: &str) -> Result<Option<Email>, StoreError> {
+        self.get::<Email>(home(t, id), keys::email(id)).await
+    }
+
+    /// Replaces an e-mail over the version read (`read_updated_at`),
+    /// whatever its state; `Conflict` when it moved on.
+    pub(super) async fn replace_email(
+        &self,
+        t: &Tenant,
+        email: &Email,
+        read_updated_at: &str,
+        audit: Option<&Audit<'_>>,
+    ) -> Result<(), StoreError> {
+        let put = built(
+            Put::builder()
+                .table_name(self.table())
+                .set_item(Some(Self::email_item(t, email)?))
+                .condition_expression("attribute_exists(pk) AND updated_at = :read")
+                .expression_attribute_values(":read", s(read_updated_at))
+                .build(),
+        )?;
+        self.transact_audited(t, vec![TransactWriteItem::builder().put(put).build()], audit).await
     }
 
     pub async fn list_emails(

@@ -47,7 +47,7 @@ impl Keys {
 }
 
 pub fn to_item<T: Serialize>(keys: Keys, record: &T) -> Result<Item, StoreError> {
-    let mut item: Item = serde_dynamo::to_item(record).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    let mut item: Item = serde_dynamo::to_item(record).map_err(corrupt)?;
     item.insert(PK.into(), s(keys.pk));
     item.insert(SK.into(), s(keys.sk));
     if let Some((pk, sk)) = keys.gsi1 {
@@ -58,7 +58,13 @@ pub fn to_item<T: Serialize>(keys: Keys, record: &T) -> Result<Item, StoreError>
 }
 
 pub fn from_item<T: DeserializeOwned>(item: Item) -> Result<T, StoreError> {
-    serde_dynamo::from_item(item).map_err(|e| StoreError::Corrupt(e.to_string()))
+    serde_dynamo::from_item(item).map_err(corrupt)
+}
+
+/// A record that does not convert: the rule that failed, never the value
+/// (a stored subject or address would reach the log that reports it).
+fn corrupt(error: serde_dynamo::Error) -> StoreError {
+    StoreError::Corrupt(inbox_support::telemetry::without_values(&error.to_string()))
 }
 
 /// The position attribute of a list merged over shards.

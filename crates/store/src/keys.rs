@@ -45,6 +45,16 @@
 //! | member, listed | workspace | `MEMBER#{sub}` | — |
 //! | mail pipeline registration, listed | workspace | `PIPELINE#{sub}` | — |
 //!
+//! Personal data (LGPD, `store::privacy`): the CPFs and CNPJs an e-mail
+//! names are found when it is processed and indexed by their keyed digest
+//! (HMAC-SHA-256 under the server's secret, never the number itself), twice:
+//!
+//! | Item | pk | sk |
+//! |---|---|---|
+//! | e-mail naming an identifier (what a data-subject request reads) | `T#{org}#DS#{digest}` | `{ws}#{email id}` |
+//! | identifier an e-mail names (what its erasure reads) | the e-mail's shard | `IDX#{email id}#{digest}` |
+//! | data-subject request | `T#{org}` | `DSR#{id}` |
+//!
 //! No key is shared by tenants: on AWS the table's stream feeds the worker,
 //! and the local runner finds queued jobs by scanning its local table.
 //!
@@ -234,6 +244,37 @@ pub fn delivery(id: &str) -> String {
 pub fn deliveries_index(ws_pk: &str, webhook_id: &str) -> String {
     format!("{ws_pk}#WHK#{webhook_id}#DLV")
 }
+
+/// The e-mails of an organization that name one identifier (by its digest).
+pub fn subject_index(org: &OrgId, digest: &str) -> String {
+    format!("T#{org}#DS#{digest}")
+}
+
+pub fn subject_hit(ws: &WorkspaceId, email_id: &str) -> String {
+    format!("{ws}#{email_id}")
+}
+
+/// An identifier an e-mail names (in the e-mail's partition).
+pub fn email_identifier(email_id: &str, digest: &str) -> String {
+    format!("{}{digest}", email_identifiers(email_id))
+}
+
+pub fn email_identifiers(email_id: &str) -> String {
+    format!("IDX#{email_id}#")
+}
+
+pub const DATA_REQUEST_PREFIX: &str = "DSR#";
+
+pub fn data_request(id: &str) -> String {
+    format!("{DATA_REQUEST_PREFIX}{id}")
+}
+
+/// Every partition of an organization begins with this or is `tenant(org)`.
+pub fn tenant_prefix(org: &OrgId) -> String {
+    format!("T#{org}#")
+}
+
+pub const DELIVERY_PREFIX: &str = "DLV#";
 
 pub const JOB_PREFIX: &str = "JOB#";
 

@@ -19,6 +19,7 @@ mod keys;
 mod memberships;
 pub mod objects;
 mod org;
+pub mod privacy;
 pub mod rate_limit;
 mod senders;
 #[cfg(feature = "dev")]
@@ -34,6 +35,7 @@ pub use inboxes::InboxFilter;
 pub use jobs::ToCancel;
 pub use memberships::OrgWorkspaces;
 pub use org::Removal;
+pub use privacy::{Erasure, Hit, OrgPurge, StoredDataRequest};
 pub use webhooks::StoredWebhook;
 pub use writes::Audit;
 

@@ -21,6 +21,8 @@ pub struct OrgWorkspaces {
     /// The content policies workspaces chose (`ContentPolicy::default()` for
     /// the others).
     pub policies: std::collections::BTreeMap<WorkspaceId, ContentPolicy>,
+    /// The retention (days) workspaces chose (`retention::DEFAULT_DAYS` for the others).
+    pub retention: std::collections::BTreeMap<WorkspaceId, u32>,
 }
 
 impl OrgWorkspaces {
@@ -28,7 +30,15 @@ impl OrgWorkspaces {
     pub fn policy(&self, ws: &WorkspaceId) -> ContentPolicy {
         self.policies.get(ws).copied().unwrap_or_default()
     }
+
+    /// A workspace's retention of e-mail content, in days.
+    pub fn retention(&self, ws: &WorkspaceId) -> u32 {
+        self.retention.get(ws).copied().unwrap_or(inbox_domain::retention::DEFAULT_DAYS)
+    }
 }
+
+/// The organization item's `retention_days` map: workspace id → days.
+const RETENTION: &str = "retention_days";
 
 /// The organization item's `content_policies` map: workspace id → policy name.
 const CONTENT_POLICIES: &str = "content_policies";
@@ -124,12 +134,23 @@ impl Store {
                 .collect(),
             _ => std::collections::BTreeMap::new(),
         };
+        let retention = match out.item.as_ref().and_then(|i| i.get(RETENTION)) {
+            Some(AttributeValue::M(map)) => map
+                .iter()
+                .filter_map(|(ws, value)| {
+                    let AttributeValue::N(days) = value else { return None };
+                    Some((WorkspaceId::parse(ws)?, days.parse::<u32>().ok()?))
+                })
+                .collect(),
+            _ => std::collections::BTreeMap::new(),
+        };
         Ok(OrgWorkspaces {
             exists: out.item.is_some(),
             all: ids("workspace_ids"),
             archived: ids("archived_ids"),
             shards,
             policies,
+            retention,
         })
     }
 
@@ -258,5 +279,38 @@ impl Store {
             self.transact_audited(t, Vec::new(), audit).await?;
         }
         Ok(current.policy(ws))
+    }
+
+    /// Sets a workspace's retention of e-mail content (days) on the
+    /// organization's item, read with the tenancy like its content policy;
+    /// the retention it had before. `NotFound` for a workspace the
+    /// organization does not list.
+    pub async fn set_retention(
+        &self,
+        t: &Tenant,
+        days: u32,
+        audit: Option<&super::Audit<'_>>,
+    ) -> Result<u32, StoreError> {
+        let (org, ws) = (&t.org, &t.workspace);
+        let current = self.org_workspaces(org).await?;
+        if !current.all.contains(ws) {
+            return Err(StoreError::NotFound);
+        }
+        self.ensure_org_map(org, RETENTION).await?;
+        self.client()
+            .update_item()
+            .table_name(self.table())
+            .key(PK, s(keys::tenant(org)))
+            .key(SK, s(keys::ORG_META))
+            .update_expression("SET #m.#ws = :d")
+            .expression_attribute_names("#m", RETENTION)
+            .expression_attribute_names("#ws", ws.as_str())
+            .expression_attribute_values(":d", super::n(u64::from(days)))
+            .send()
+            .await?;
+        if audit.is_some() {
+            self.transact_audited(t, Vec::new(), audit).await?;
+        }
+        Ok(current.retention(ws))
     }
 }

@@ -15,6 +15,8 @@ use serde_json::Value;
 
 pub struct Secrets {
     seals: Vec<LessSafeKey>,
+    /// HMAC-SHA-256 keys for index digests (`digests`), same order.
+    lookups: Vec<aws_lc_rs::hmac::Key>,
 }
 
 impl Secrets {
@@ -28,7 +30,28 @@ impl Secrets {
                 UnboundKey::new(&AES_256_GCM, key.as_ref()).ok().map(LessSafeKey::new)
             })
             .collect();
-        Secrets { seals }
+        let lookups = secrets
+            .iter()
+            .map(|s| {
+                let key = digest(&SHA256, format!("kobana-inbox lookup\0{s}").as_bytes());
+                aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, key.as_ref())
+            })
+            .collect();
+        Secrets { seals, lookups }
+    }
+
+    /// Keyed digests of `value` for `purpose` (HMAC-SHA-256, hex), one per
+    /// configured secret, the current one first: an index keyed by them
+    /// holds no value it could be read back from, and a rotation still
+    /// finds what an earlier secret indexed (look up every digest; write the first).
+    pub fn digests(&self, purpose: &str, value: &str) -> Vec<String> {
+        self.lookups
+            .iter()
+            .map(|key| {
+                let tag = aws_lc_rs::hmac::sign(key, format!("{purpose}\0{value}").as_bytes());
+                inbox_domain::hex(tag.as_ref())
+            })
+            .collect()
     }
 
     /// Encrypts `plaintext` (AES-256-GCM, random nonce) for storage.

@@ -447,6 +447,43 @@ impl Visit for JsonMembers {
     }
 }
 
+/// A decoding error's message without the values it quotes, for logs and
+/// for errors that reach them. serde names the value it refused (`invalid
+/// type: string "Maria <maria@example.com>", expected a sequence`), and the
+/// values this service decodes are addresses, subjects and headers: each quoted string becomes `"…"` (and an
+/// unknown variant's or a character's value `` `…` ``), so the line still says
+/// which rule failed and where, never what a sender wrote.
+pub fn without_values(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut chars = message.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                out.push_str("\"…\"");
+                while let Some(inner) = chars.next() {
+                    match inner {
+                        '\\' => {
+                            chars.next();
+                        }
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+            }
+            '`' if out.ends_with("variant ") || out.ends_with("character ") => {
+                out.push_str("`…`");
+                for inner in chars.by_ref() {
+                    if inner == '`' {
+                        break;
+                    }
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::{Arc, Mutex};

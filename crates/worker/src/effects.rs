@@ -6,12 +6,16 @@
 //!   result (replacing any previous one), and send `email.processed` or
 //!   `email.failed`. A `rejected` e-mail being
 //!   processed for the first time only sends `email.rejected`.
+//!   The CPFs and CNPJs it names are indexed by their digest for
+//!   data-subject requests (`store::privacy`).
 //! - `webhook.test`: send `webhook.test` to that webhook.
 //! - `delivery.resend`: send a delivery's event again, as a new attempt.
 //!
 //! Events go to every active webhook of the workspace subscribed to them
 //! (`webhook.test` only to the tested one), all at once, each attempt
 //! recorded as a delivery.
+
+use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 use time::Date;
@@ -22,12 +26,14 @@ use inbox_domain::Tenant;
 use inbox_domain::boleto;
 use inbox_domain::clock::parse_instant;
 use inbox_domain::ids::Kind;
+use inbox_domain::personal::{self, Identifier};
 use inbox_domain::records::{
     Attachment, Delivery, DeliveryStatus, Email, EmailStatus, EventType, Extracted, Job, JobKind, Reading,
     WebhookStatus,
 };
 use inbox_mail::pdf::Unread;
 use inbox_store::objects::Objects;
+use inbox_store::privacy::identifier_digests;
 use inbox_store::{StoreError, StoredWebhook};
 use inbox_support::sys::new_id;
 use inbox_support::sys::now_string;
@@ -125,8 +131,12 @@ fn looks_like_pdf(attachment: &Attachment) -> bool {
 /// where its document is, with a Pix code the body adds); `processed` with
 /// none and the first PDF's reason when a PDF could not be read; `failed`
 /// with the body's most precise error otherwise.
-pub async fn read_bills(runner: &Runner, t: &Tenant, email: &mut Email) -> Result<(), EffectError> {
+///
+/// Returns the CPFs and CNPJs the PDFs' text names (their text is not kept:
+/// the data-subject index is the only trace of it).
+pub async fn read_bills(runner: &Runner, t: &Tenant, email: &mut Email) -> Result<BTreeSet<Identifier>, EffectError> {
     let received = received_date(email);
+    let mut named = BTreeSet::new();
     let mut bills = Vec::new();
     let mut reason = None;
     for n in 0..email.attachments.len() {
@@ -143,18 +153,20 @@ pub async fn read_bills(runner: &Runner, t: &Tenant, email: &mut Email) -> Resul
                     let read = tokio::task::spawn_blocking(move || inbox_mail::pdf::text(&bytes)).await;
                     match read.unwrap_or_else(|_| Err(Unread::Unreadable("the reader stopped".into()))) {
                         Ok(text) => {
+                            named.extend(personal::find_all(&text));
                             for bill in bills_in(&text, &format!("attachment:{n}"), received).0 {
                                 merge(&mut bills, bill);
                             }
                             Reading::Read
                         }
                         Err(unread) => {
-                            tracing::info!(email_id = %email.id, attachment = n, reason = %unread, "PDF not read");
                             let reading = match unread {
                                 Unread::NoText => Reading::PdfNoText,
                                 Unread::Encrypted => Reading::PdfEncrypted,
                                 Unread::Unreadable(_) => Reading::PdfUnreadable,
                             };
+                            // The reason's code, not the reader's message (which may quote the file).
+                            tracing::info!(email_id = %email.id, attachment = n, reason = reading.as_str(), "PDF not read");
                             reason.get_or_insert(reading);
                             reading
                         }
@@ -183,7 +195,18 @@ pub async fn read_bills(runner: &Runner, t: &Tenant, email: &mut Email) -> Resul
         email.error = Some(body_error.unwrap_or(boleto::BoletoError::NotFound).to_string());
     }
     email.bills = bills;
-    Ok(())
+    Ok(named)
+}
+
+/// Every CPF and CNPJ the e-mail names: in its sender, subject and body,
+/// its bills' Pix keys, and `in_files` (its PDFs' text).
+pub fn identifiers(email: &Email, mut in_files: BTreeSet<Identifier>) -> BTreeSet<Identifier> {
+    for text in [&email.from, &email.subject, &email.text] {
+        in_files.extend(personal::find_all(text));
+    }
+    let keys = email.bills.iter().filter_map(|b| b.pix.as_ref()?.key.as_deref());
+    in_files.extend(keys.filter_map(|key| Identifier::parse(key).ok()));
+    in_files
 }
 
 fn received_date(email: &Email) -> Date {
@@ -197,7 +220,15 @@ async fn process_email(runner: &Runner, t: &Tenant, job: &Job) -> Result<Value, 
     let event = if email.status == EmailStatus::Rejected && job.kind == JobKind::EmailProcess {
         EventType::EmailRejected
     } else {
-        read_bills(runner, t, &mut email).await?;
+        let in_files = read_bills(runner, t, &mut email).await?;
+        // Indexed before the e-mail is written: should the write lose to a
+        // delete or a newer reprocess, an entry too many is a hint that
+        // leads nowhere (its readers read the e-mail), never a miss.
+        let digests: Vec<String> = identifiers(&email, in_files)
+            .iter()
+            .filter_map(|id| identifier_digests(&runner.secrets, &t.org, id).into_iter().next())
+            .collect();
+        runner.store.index_identifiers(t, &email.id, &digests).await?;
         let read_version = std::mem::replace(&mut email.updated_at, now_string());
         // Over the version read only: a delete or a newer reprocess that
         // landed meanwhile wins, and this job ends without notifying.

@@ -37,6 +37,7 @@
 //! the busiest key of a busy organization (`tests/it/capacity.rs`).
 
 pub mod effects;
+pub mod privacy;
 pub mod stream;
 
 use std::sync::Arc;
@@ -373,6 +374,16 @@ async fn poll_jobs(runner: Arc<Runner>, every: Duration, hold: Duration, concurr
                 }
             }
             Err(e) => tracing::warn!(error = %e, "cannot read the job queue"),
+        }
+        match runner.store.queued_data_requests().await {
+            Ok(requests) => {
+                for (org, id) in requests {
+                    if let Err(e) = privacy::run_data_request(runner.as_ref(), &org, &id).await {
+                        tracing::warn!(request = %id, error = %e, "data request could not be recorded; it stays queued");
+                    }
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "cannot read the data requests queue"),
         }
         tokio::time::sleep(every).await;
     }

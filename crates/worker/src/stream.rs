@@ -1,5 +1,7 @@
 //! The worker Lambda's view of the table's stream: each new job item names
-//! its tenant and id; the runner does the rest. Records that cannot be
+//! its tenant and id; the runner does the rest. A new data-subject request
+//! is run the same way (`privacy::run_data_request`), and an e-mail the
+//! table's TTL removed takes its files with it (`privacy::email_removed`). Records that cannot be
 //! recorded are reported as batch item failures, so Lambda delivers them
 //! again (and the job's lease makes that safe).
 //!
@@ -32,6 +34,20 @@ pub async fn handle(runner: &Runner, event: Event) -> DynamoDbEventResponse {
                 continue;
             }
             Ok(StreamItem::NewJob { tenant, id }) => (tenant, id),
+            Ok(StreamItem::NewDataRequest { org, id }) => {
+                if let Err(error) = super::privacy::run_data_request(runner, &org, &id).await {
+                    tracing::error!(request = %id, %error, "data request not recorded; asking for redelivery");
+                    response.batch_item_failures.push(failed(&record));
+                }
+                continue;
+            }
+            Ok(StreamItem::EmailRemoved { tenant, id }) => {
+                if let Err(error) = super::privacy::email_removed(runner, &tenant, &id).await {
+                    tracing::error!(email_id = %id, %error, "a removed e-mail's files were not deleted; asking for redelivery");
+                    response.batch_item_failures.push(failed(&record));
+                }
+                continue;
+            }
             // Other items (and other changes of a job) never pass the
             // subscription's filter on AWS.
             Ok(StreamItem::Other) => continue,
@@ -62,6 +78,13 @@ pub async fn handle(runner: &Runner, event: Event) -> DynamoDbEventResponse {
         }
     }
     response
+}
+
+/// The batch item failure that asks for `record` again.
+fn failed(record: &EventRecord) -> DynamoDbBatchItemFailure {
+    let mut failure = DynamoDbBatchItemFailure::default();
+    failure.item_identifier = record.change.sequence_number.clone();
+    failure
 }
 
 /// Reports a change or removal of an audit record other than its expiry.
