@@ -51,7 +51,7 @@
 //!
 //! | Item | pk | sk |
 //! |---|---|---|
-//! | e-mail naming an identifier (what a data-subject request reads) | `T#{org}#DS#{digest}` | `{ws}#{email id}` |
+//! | e-mail naming an identifier (what a data-subject request reads; 16 partitions by the e-mail's id) | `T#{org}#DS#{digest}#{0..15}` | `{ws}#{email id}` |
 //! | identifier an e-mail names (what its erasure reads) | the e-mail's shard | `IDX#{email id}#{digest}` |
 //! | data-subject request | `T#{org}` | `DSR#{id}` |
 //!
@@ -245,10 +245,22 @@ pub fn deliveries_index(ws_pk: &str, webhook_id: &str) -> String {
     format!("{ws_pk}#WHK#{webhook_id}#DLV")
 }
 
-/// The e-mails of an organization that name one identifier (by its digest).
-pub fn subject_index(org: &OrgId, digest: &str) -> String {
-    format!("T#{org}#DS#{digest}")
+/// The e-mails of an organization that name one identifier (by its digest),
+/// spread over `SUBJECT_PARTITIONS` partitions by the e-mail's id: the same
+/// biller's CNPJ is on every bill it sends, and one partition per
+/// identifier would be a hot key for a busy organization. A lookup reads
+/// them all.
+pub fn subject_index(org: &OrgId, digest: &str, part: u8) -> String {
+    format!("T#{org}#DS#{digest}#{part}")
 }
+
+/// The partition of `subject_index` an e-mail's entry is in.
+pub fn subject_part(email_id: &str) -> u8 {
+    let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, email_id.as_bytes());
+    digest.as_ref().first().copied().unwrap_or(0) % SUBJECT_PARTITIONS
+}
+
+pub const SUBJECT_PARTITIONS: u8 = 16;
 
 pub fn subject_hit(ws: &WorkspaceId, email_id: &str) -> String {
     format!("{ws}#{email_id}")

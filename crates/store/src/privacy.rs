@@ -2,7 +2,7 @@
 //! erasure of an e-mail with every copy of what it said, the reads of the
 //! retention purge, data-subject requests, and the purge of an organization.
 //!
-//! The index holds digests only (`keys`: `T#{org}#DS#{digest}` lists the
+//! The index holds digests only (`keys`: `T#{org}#DS#{digest}#{n}` lists the
 //! e-mails naming one identifier, `IDX#{email}#{digest}` in the e-mail's
 //! partition lists what one e-mail names, for its erasure). A hit is a hint:
 //! whoever reads one reads the e-mail too, and an e-mail since erased or
@@ -73,7 +73,7 @@ impl Store {
         let mut requests = Vec::with_capacity(digests.len() * 2);
         for digest in digests {
             let lookup: Item = [
-                (PK.to_owned(), s(keys::subject_index(&t.org, digest))),
+                (PK.to_owned(), s(keys::subject_index(&t.org, digest, keys::subject_part(email_id)))),
                 (SK.to_owned(), s(keys::subject_hit(&t.workspace, email_id))),
             ]
             .into();
@@ -90,7 +90,12 @@ impl Store {
 
     /// The e-mails of `org` the index lists under `digest`.
     pub async fn identifier_hits(&self, org: &OrgId, digest: &str) -> Result<Vec<Hit>, StoreError> {
-        let items = self.partition(keys::subject_index(org, digest), None).await?;
+        let reads =
+            (0..keys::SUBJECT_PARTITIONS).map(|part| self.partition(keys::subject_index(org, digest, part), None));
+        let mut items = Vec::new();
+        for read in futures_util::future::join_all(reads).await {
+            items.extend(read?);
+        }
         Ok(items
             .iter()
             .filter_map(|item| {
@@ -224,7 +229,10 @@ impl Store {
         for item in &own {
             let Ok(sk) = super::get_s(item, SK) else { continue };
             if let Some(digest) = sk.strip_prefix(&prefix) {
-                doomed.push((keys::subject_index(&t.org, digest), keys::subject_hit(&t.workspace, id)));
+                doomed.push((
+                    keys::subject_index(&t.org, digest, keys::subject_part(id)),
+                    keys::subject_hit(&t.workspace, id),
+                ));
             }
             doomed.push((home(t, id), sk.to_owned()));
         }
