@@ -409,6 +409,25 @@ async fn the_worker_runs_stream_batches_and_names_exactly_the_record_to_redelive
     assert_eq!(jwks.hits(), keys_fetched, "the worker fetched the issuer's keys");
 }
 
+#[tokio::test]
+async fn the_worker_runs_the_daily_retention_purge_on_its_schedule() {
+    let h = harness();
+    let app = h.app().await;
+    let api = RuntimeApi::start().await;
+    let _worker = Function::start(WORKER_BIN, &api, &deployed(&h).await);
+    // ws_main keeps three days: its demo e-mails (from November) are past it.
+    app.store.set_retention(&ws_main(), 3, None).await.unwrap();
+    let answer = api.invoke(&batch("worker-retention-schedule", &[])).await.expect("worker answer");
+    // Every live demo e-mail of ws_main but the one being processed; the other workspaces keep a year.
+    assert_eq!(answer["swept"]["purged"], 5, "{answer}");
+    assert_eq!(answer["swept"]["workspaces"], 3, "{answer}");
+    let email = app.store.get_email(&ws_main(), "eml_telecom_nov").await.unwrap().unwrap();
+    assert_eq!((email.subject.as_str(), email.text.as_str()), ("", ""));
+    assert!(email.content_purged_at.is_some() && email.extracted.is_some(), "content gone, the bill kept");
+    let again = api.invoke(&batch("worker-retention-schedule", &[])).await.expect("worker answer");
+    assert_eq!(again["swept"]["purged"], 0, "{again}");
+}
+
 async fn secrets_manager() -> aws_sdk_secretsmanager::Client {
     let config = aws_config::defaults(aws_config::BehaviorVersion::latest())
         .region(aws_config::Region::new("us-east-1"))
