@@ -177,6 +177,7 @@ impl App {
             webhook_allow_loopback: config.webhook_allow_loopback,
             memberships: MembershipCache::new(config.membership_cache),
         };
+        let card = crate::mcp::card::Card::new(&mcp_resource.uri);
         let edge = Edge {
             mcp: match serving.catalogue {
                 Some(catalogue) => McpServer::with_catalogue(
@@ -192,6 +193,7 @@ impl App {
             verifier,
             mcp_resource,
             api_resource,
+            card,
             callers: crate::gate::Allowlist::new(config.host_allowlist(), config.origin_allowlist()),
             limiter: RateLimiter::new(config.rate_limit_per_minute, store.clone())
                 .with_ingest_budget(config.ingest_rate_limit_per_minute),

@@ -43,6 +43,8 @@ pub struct Edge {
     pub limiter: admit::RateLimiter,
     /// The most a request may take; past it, 503 with `Retry-After`.
     pub request_timeout: std::time::Duration,
+    /// The server card (`GET /mcp/server-card`), rendered once.
+    pub card: crate::mcp::card::Card,
 }
 
 /// Handle one request. Never fails: every failure is an HTTP response.
@@ -141,6 +143,11 @@ async fn route(edge: &Edge, req: Request, request_id: &str) -> (Response<Body>, 
         Label::other("refused")
     };
 
+    // Public and static, for any page or tool that looks (CORS `*`): before
+    // the gate, whose `Origin` allowlist is for calls that act.
+    if path == SERVER_CARD {
+        return (server_card(&edge.card, &req), Label::other("server_card"));
+    }
     if let Err(refusal) = edge.callers.check(req.headers(), req.uri()) {
         let response = gate_refusal(StatusCode::FORBIDDEN, refusal.code(), refusal.message(), endpoint);
         return (response, refused);
@@ -217,6 +224,50 @@ async fn route(edge: &Edge, req: Request, request_id: &str) -> (Response<Body>, 
             Label::other("no_route"),
         ),
     }
+}
+
+/// Where the server card is served (SEP-2127: `<mcp-url>/server-card`).
+const SERVER_CARD: &str = "/mcp/server-card";
+
+/// `GET` (or `HEAD`) the card: 200 with it, or 304 when `If-None-Match`
+/// names it; `OPTIONS` answers a browser's preflight; anything else 405.
+/// Cached an hour by anyone (it changes with a release).
+fn server_card(card: &crate::mcp::card::Card, req: &Request) -> Response<Body> {
+    let method = req.method();
+    let mut response = if method == http::Method::OPTIONS {
+        base_response(StatusCode::NO_CONTENT, Body::Empty)
+    } else if method != http::Method::GET && method != http::Method::HEAD {
+        let mut refused = gate_refusal(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+            "The server card is read with GET",
+            Endpoint::Other,
+        );
+        refused.headers_mut().insert(http::header::ALLOW, HeaderValue::from_static("GET, HEAD, OPTIONS"));
+        return refused;
+    } else if req
+        .headers()
+        .get(http::header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|tags| card.matches(tags))
+    {
+        base_response(StatusCode::NOT_MODIFIED, Body::Empty)
+    } else {
+        let body = if method == http::Method::HEAD { Body::Empty } else { Body::Text(card.body.clone()) };
+        let mut ok = base_response(StatusCode::OK, body);
+        ok.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(crate::mcp::card::MEDIA_TYPE));
+        ok
+    };
+    let headers = response.headers_mut();
+    if let Ok(tag) = HeaderValue::from_str(&card.etag) {
+        headers.insert(http::header::ETAG, tag);
+    }
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("public, max-age=3600"));
+    headers.insert(http::header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
+    headers.insert(http::header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static("GET"));
+    headers.insert(http::header::ACCESS_CONTROL_ALLOW_HEADERS, HeaderValue::from_static("Content-Type, If-None-Match"));
+    headers.insert(http::header::ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static("ETag"));
+    response
 }
 
 /// A request's path as its log line shows it: through the log filter

@@ -13,6 +13,7 @@ mod bills;
 mod capacity;
 mod catalogue_fixtures;
 mod command_line;
+mod discovery;
 mod events_replay;
 mod faults;
 mod fuzz_checks;

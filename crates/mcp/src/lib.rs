@@ -15,6 +15,7 @@
 //! client for input (`input`) and the tasks extension over the job queue
 //! (`tasks`) serve every catalogue; data is reached only through `inbox_api`.
 
+pub mod card;
 pub mod catalogue;
 pub mod completion;
 pub mod confirm;
