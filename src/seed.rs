@@ -331,6 +331,7 @@ pub async fn seed(store: &Store, secrets: &Secrets) -> Result<(), StoreError> {
                 created_at: "2026-11-21T10:15:00.000Z".into(),
                 updated_at: "2026-11-21T10:15:02.000Z".into(),
                 lease_until: None,
+                stage: None,
                 extension: None,
             },
         )

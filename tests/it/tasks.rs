@@ -528,3 +528,72 @@ async fn a_cancel_over_the_rate_budget_is_refused_before_it_runs() {
     let stored = app.store.get_job(&ws_main(), &job.id).await.unwrap().unwrap();
     assert_eq!(stored.status, JobStatus::Queued, "the refused cancel changed nothing");
 }
+
+/// A webhook receiver that holds each request until `release` is notified,
+/// then answers 200: a delivery that is still going on.
+async fn held_receiver() -> (String, std::sync::Arc<tokio::sync::Notify>, std::sync::Arc<tokio::sync::Notify>) {
+    use std::sync::Arc;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let (arrived, release) = (Arc::new(tokio::sync::Notify::new()), Arc::new(tokio::sync::Notify::new()));
+    let (seen, gate) = (Arc::clone(&arrived), Arc::clone(&release));
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else { continue };
+            let (seen, gate) = (Arc::clone(&seen), Arc::clone(&gate));
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |_req: http::Request<hyper::body::Incoming>| {
+                    let (seen, gate) = (Arc::clone(&seen), Arc::clone(&gate));
+                    async move {
+                        seen.notify_one();
+                        gate.notified().await;
+                        let ok = http::Response::new(http_body_util::Full::new(bytes::Bytes::from_static(b"ok")));
+                        Ok::<_, std::convert::Infallible>(ok)
+                    }
+                });
+                let io = hyper_util::rt::TokioIo::new(stream);
+                let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await;
+            });
+        }
+    });
+    (url, arrived, release)
+}
+
+#[tokio::test]
+async fn a_running_reprocess_says_what_it_is_doing_as_it_goes() {
+    let h = Harness::new();
+    let (url, arrived, release) = held_receiver().await;
+    let hook = send(h.api("PUT", "/webhooks").json(&json!({"url": url}))).await;
+    assert_eq!(hook.status, 201, "{}", hook.json());
+    let resp = confirmed(&h, 1, "emails_reprocess", &json!({"id": "eml_energy_nov"}), true).await;
+    let task_id = created_task(&resp, 2);
+    let queued = get_task(&h, 3, &task_id).await;
+    assert_eq!(
+        (queued["status"].as_str(), queued["statusMessage"].as_str()),
+        (Some("working"), Some("Queued; it starts shortly."))
+    );
+
+    // While the webhooks are notified (the receiver holds the delivery), the task says so.
+    let watch = async {
+        arrived.notified().await;
+        let running = get_task(&h, 4, &task_id).await;
+        // The job's REST view carries the same stage.
+        let (_, job) = rest(&h, "GET", &format!("/jobs/{task_id}")).await;
+        release.notify_one();
+        (running, job)
+    };
+    let (ran, (running, job)) = tokio::join!(run_job(&h, &task_id), watch);
+    assert_eq!(ran, Ran::Finished(JobStatus::Succeeded));
+    assert_eq!(running["status"], "working", "{running}");
+    assert_eq!(running["statusMessage"], "Notifying 2 webhooks (attempt 1).", "{running}");
+    assert_eq!(job["data"]["stage"], "Notifying 2 webhooks", "{job}");
+    assert!(running["pollIntervalMs"].as_u64().is_some_and(|ms| ms >= 1000), "{running}");
+
+    let done = get_task(&h, 5, &task_id).await;
+    assert_eq!(done["statusMessage"], "Finished.", "{done}");
+    let (_, job) = rest(&h, "GET", &format!("/jobs/{task_id}")).await;
+    assert!(job["data"].get("stage").is_none(), "a finished job is doing nothing: {job}");
+    let messages: std::collections::BTreeSet<&str> =
+        [&queued, &running, &done].iter().filter_map(|t| t["statusMessage"].as_str()).collect();
+    assert_eq!(messages.len(), 3, "{messages:?}");
+}

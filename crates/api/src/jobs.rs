@@ -110,6 +110,7 @@ pub fn new_job_in(kind: JobKind, subject_id: &str, shards: &inbox_domain::Shards
         created_at: now.clone(),
         updated_at: now,
         lease_until: None,
+        stage: None,
         extension: None,
     }
 }

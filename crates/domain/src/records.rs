@@ -437,6 +437,11 @@ pub struct Job {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "u64", description = "While running: when the runner's claim lapses (Unix seconds)")]
     pub lease_until: Option<u64>,
+    /// While running: what it is doing now ("Reading 2 PDF attachments",
+    /// "Notifying 1 webhook"), as the worker last wrote it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", description = "While running: what it is doing now")]
+    pub stage: Option<String>,
     /// What an extension job carries (`JobKind::Extension` only): never
     /// shown by the API, whose jobs are the product's.
     #[serde(default, skip_serializing_if = "Option::is_none")]

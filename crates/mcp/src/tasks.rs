@@ -98,7 +98,11 @@ fn task_status(job: &Job) -> (TaskStatus, String) {
     }
     match job.status {
         JobStatus::Queued => (TaskStatus::Working, "Queued; it starts shortly.".to_owned()),
-        JobStatus::Running => (TaskStatus::Working, format!("Running (attempt {}).", job.attempts.max(1))),
+        // What the worker last said it was doing (`Job::stage`), when it said.
+        JobStatus::Running => match &job.stage {
+            Some(stage) => (TaskStatus::Working, format!("{stage} (attempt {}).", job.attempts.max(1))),
+            None => (TaskStatus::Working, format!("Running (attempt {}).", job.attempts.max(1))),
+        },
         JobStatus::Succeeded => (TaskStatus::Completed, "Finished.".to_owned()),
         JobStatus::Failed if job.error_kind == Some(JobErrorKind::Operation) => {
             (TaskStatus::Completed, "Finished: the operation could not be done.".to_owned())
@@ -358,6 +362,7 @@ mod tests {
             created_at: "2026-12-04T10:00:00.000Z".into(),
             updated_at: "2026-12-04T10:00:01.000Z".into(),
             lease_until: None,
+            stage: None,
             extension: None,
         }
     }

@@ -190,6 +190,30 @@ impl Store {
         Ok(())
     }
 
+    /// Records what a running job is doing now (`Job::stage`), for whoever
+    /// follows it; only while it is still running. Best effort: a job whose
+    /// stage was not written runs on.
+    pub async fn set_job_stage(&self, t: &Tenant, id: &str, stage: &str) -> Result<(), StoreError> {
+        let result = self
+            .client()
+            .update_item()
+            .table_name(self.table())
+            .key(PK, s(home(t, id)))
+            .key(SK, s(keys::job(id)))
+            .update_expression("SET stage = :stage, updated_at = :at")
+            .condition_expression("#st = :running")
+            .expression_attribute_names("#st", "status")
+            .expression_attribute_values(":stage", s(stage))
+            .expression_attribute_values(":running", s(JobStatus::Running.as_str()))
+            .expression_attribute_values(":at", s(inbox_support::sys::now_string()))
+            .send()
+            .await;
+        match result.map_err(StoreError::from) {
+            Ok(_) | Err(StoreError::Conflict) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Writes a job as it is now.
     pub async fn put_job(&self, t: &Tenant, job: &Job) -> Result<(), StoreError> {
         self.client().put_item().table_name(self.table()).set_item(Some(Self::job_item(t, job)?)).send().await?;

@@ -41,11 +41,25 @@ use inbox_support::sys::now_string;
 pub async fn apply(runner: &Runner, t: &Tenant, job: &Job) -> Result<Value, EffectError> {
     match job.kind {
         JobKind::EmailProcess | JobKind::EmailReprocess => process_email(runner, t, job).await,
-        JobKind::WebhookTest => test_webhook(runner, t, &job.subject_id).await,
-        JobKind::DeliveryResend => resend(runner, t, &job.subject_id).await,
+        JobKind::WebhookTest => test_webhook(runner, t, job).await,
+        JobKind::DeliveryResend => resend(runner, t, job).await,
         // `super::run` gives these to the `ExtensionJobs` registered for their kind.
         JobKind::Extension => Err(EffectError::Permanent("an extension job has no effect of its own".into())),
     }
+}
+
+/// Records what job `id` is doing now, for `tasks/get` and `GET /jobs/{id}`
+/// (`Job::stage`). Progress is not worth failing a job for: a write that
+/// fails is logged and the job runs on.
+async fn stage(runner: &Runner, t: &Tenant, id: &str, what: String) {
+    if let Err(e) = runner.store.set_job_stage(t, id, &what).await {
+        tracing::warn!(job = %id, error = %e, "a job's stage was not recorded");
+    }
+}
+
+/// "1 webhook", "2 webhooks".
+fn count(n: usize, one: &str, many: &str) -> String {
+    if n == 1 { format!("1 {one}") } else { format!("{n} {many}") }
 }
 
 /// Why an e-mail job wrote nothing: the e-mail changed while it ran.
@@ -134,8 +148,17 @@ fn looks_like_pdf(attachment: &Attachment) -> bool {
 ///
 /// Returns the CPFs and CNPJs the PDFs' text names (their text is not kept:
 /// the data-subject index is the only trace of it).
-pub async fn read_bills(runner: &Runner, t: &Tenant, email: &mut Email) -> Result<BTreeSet<Identifier>, EffectError> {
+pub async fn read_bills(
+    runner: &Runner,
+    t: &Tenant,
+    email: &mut Email,
+    job_id: Option<&str>,
+) -> Result<BTreeSet<Identifier>, EffectError> {
     let received = received_date(email);
+    let pdfs = email.attachments.iter().filter(|a| a.stored && looks_like_pdf(a)).count();
+    if let (Some(id), true) = (job_id, pdfs > 0) {
+        stage(runner, t, id, format!("Reading {}", count(pdfs, "PDF attachment", "PDF attachments"))).await;
+    }
     let mut named = BTreeSet::new();
     let mut bills = Vec::new();
     let mut reason = None;
@@ -220,7 +243,7 @@ async fn process_email(runner: &Runner, t: &Tenant, job: &Job) -> Result<Value, 
     let event = if email.status == EmailStatus::Rejected && job.kind == JobKind::EmailProcess {
         EventType::EmailRejected
     } else {
-        let in_files = read_bills(runner, t, &mut email).await?;
+        let in_files = read_bills(runner, t, &mut email, Some(&job.id)).await?;
         // Indexed before the e-mail is written: should the write lose to a
         // delete or a newer reprocess, an entry too many is a hint that
         // leads nowhere (its readers read the e-mail), never a miss.
@@ -244,26 +267,28 @@ async fn process_email(runner: &Runner, t: &Tenant, job: &Job) -> Result<Value, 
         "received_at": email.received_at, "extracted": email.extracted, "bills": email.bills,
         "reason": email.reason, "error": email.error,
     });
-    let deliveries = notify(runner, t, event, data, None).await?;
+    let deliveries = notify(runner, t, event, data, None, Some(&job.id)).await?;
     Ok(json!({
         "email_id": email.id, "status": email.status, "extracted": email.extracted, "bills": email.bills,
         "reason": email.reason, "error": email.error, "deliveries": deliveries,
     }))
 }
 
-async fn test_webhook(runner: &Runner, t: &Tenant, webhook_id: &str) -> Result<Value, EffectError> {
+async fn test_webhook(runner: &Runner, t: &Tenant, job: &Job) -> Result<Value, EffectError> {
+    let webhook_id = job.subject_id.as_str();
     let Some(webhook) = runner.store.get_webhook(t, webhook_id).await? else {
         return Err(EffectError::Permanent("the webhook was deleted".into()));
     };
     refuse_disabled(&webhook)?;
     let data =
         json!({"webhook_id": webhook.webhook.id, "message": "This is a test event from Kobana Autonomous Inbox."});
-    let deliveries = notify(runner, t, EventType::WebhookTest, data, Some(webhook)).await?;
+    let deliveries = notify(runner, t, EventType::WebhookTest, data, Some(webhook), Some(&job.id)).await?;
     let delivery = deliveries.into_iter().next().unwrap_or(Value::Null);
     Ok(json!({"delivery": delivery}))
 }
 
-async fn resend(runner: &Runner, t: &Tenant, delivery_id: &str) -> Result<Value, EffectError> {
+async fn resend(runner: &Runner, t: &Tenant, job: &Job) -> Result<Value, EffectError> {
+    let delivery_id = job.subject_id.as_str();
     let (previous, payload) =
         tokio::join!(runner.store.get_delivery(t, delivery_id), runner.store.delivery_payload(t, delivery_id));
     let (Some(previous), Some(payload)) = (previous?, payload?) else {
@@ -273,6 +298,7 @@ async fn resend(runner: &Runner, t: &Tenant, delivery_id: &str) -> Result<Value,
         return Err(EffectError::Permanent("the delivery's webhook was deleted".into()));
     };
     refuse_disabled(&webhook)?;
+    stage(runner, t, &job.id, "Sending the event again to 1 webhook".to_owned()).await;
     let delivery = deliver(
         runner,
         t,
@@ -303,6 +329,7 @@ async fn notify(
     event_type: EventType,
     data: Value,
     only: Option<StoredWebhook>,
+    job_id: Option<&str>,
 ) -> Result<Vec<Value>, EffectError> {
     let event_id = new_id(Kind::Event);
     let payload = json!({"id": event_id, "type": event_type, "created_at": now_string(), "data": data}).to_string();
@@ -310,6 +337,9 @@ async fn notify(
         Some(w) => vec![w],
         None => subscribed(runner, t, event_type).await?,
     };
+    if let (Some(id), false) = (job_id, targets.is_empty()) {
+        stage(runner, t, id, format!("Notifying {}", count(targets.len(), "webhook", "webhooks"))).await;
+    }
     let sends = targets.iter().map(|w| deliver(runner, t, w, &event_id, event_type, &payload, 1, None));
     let results = futures_util::future::join_all(sends).await;
     results.into_iter().collect()

@@ -331,6 +331,8 @@ async fn finish(
         }
     }
     job.lease_until = None;
+    // A finished job is doing nothing: its last stage goes.
+    job.stage = None;
     job.updated_at = now_string();
     runner.store.put_job(tenant, job).await?;
     tracing::info!(job = %job.id, kind = ?job.kind, status = ?job.status, "job finished");
