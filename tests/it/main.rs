@@ -30,6 +30,7 @@ mod operations;
 mod privacy;
 mod properties;
 mod raw_mail;
+mod request_state;
 mod rest_api;
 mod runtime;
 mod schemas;

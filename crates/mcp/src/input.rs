@@ -20,8 +20,12 @@
 //!   key asked for: -32602 otherwise); keys nobody asked for are ignored.
 //! - `seal` / `open`: the state is encrypted and authenticated
 //!   (`inbox_support::secrets`), bound to the caller (`iss`, `sub`, `org`), the
-//!   workspace, the method, what it names (tool, prompt or URI) and a SHA-256
-//!   of the canonical arguments, and expires after `CONFIRMATION_TTL_SECS`.
+//!   workspace, the method, what it names (tool, prompt or URI), a SHA-256
+//!   of the canonical arguments and the connection's narrowing (its path and
+//!   `X-MCP-*` headers: a state minted on a wide connection does not run on a
+//!   narrow one, nor the reverse), and expires after `CONFIRMATION_TTL_SECS`.
+//!   docs/security.md, "requestState", holds it to each rule of the
+//!   specification's text, one test per rule.
 //!   It carries what the handler put in it (`Opened::data`). Every failure
 //!   gets one fixed message (-32602); the reason is only logged.
 
@@ -290,7 +294,8 @@ pub fn seal(
     let payload = json!({
         "iss": principal.iss, "sub": principal.sub, "org": principal.org.as_str(),
         "ws": tenant.workspace.as_str(), "m": binding.method.as_str(), "name": binding.name,
-        "args": args_digest(binding.args), "exp": unix_now() + call.server.confirmation_ttl_secs,
+        "args": args_digest(binding.args), "narrow": call.narrowing.key(),
+        "exp": unix_now() + call.server.confirmation_ttl_secs,
         "v": ProtocolVersion::V2026_07_28.as_str(), "data": data,
     });
     call.server
@@ -322,7 +327,8 @@ pub fn open(
         && field("ws") == Some(tenant.workspace.as_str())
         && field("m") == Some(binding.method.as_str())
         && field("name") == Some(binding.name)
-        && field("args") == Some(args_digest(binding.args).as_str());
+        && field("args") == Some(args_digest(binding.args).as_str())
+        && field("narrow") == Some(call.narrowing.key().as_str());
     if !bound {
         return Err(invalid_state("bound to another request"));
     }

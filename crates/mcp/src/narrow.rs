@@ -77,6 +77,12 @@ pub fn is_mcp_path(path: &str) -> bool {
 }
 
 impl Narrowing {
+    /// The narrowing as one short string, for what must be bound to the
+    /// connection it was made on (a `requestState`: `input::seal`).
+    pub fn key(&self) -> String {
+        format!("r{}t{:02x}c{}", u8::from(self.readonly), self.toolsets, self.content.map_or("-", |c| c.as_str()))
+    }
+
     /// From the endpoint's path (`/mcp`, `/mcp/readonly`, `/mcp/x/{toolsets}`)
     /// and the request headers.
     pub fn read(path: &str, headers: &HeaderMap) -> Result<Narrowing, RpcError> {
