@@ -7,6 +7,7 @@
 
 mod common;
 
+mod apps;
 mod audit;
 mod auth;
 mod bills;

@@ -38,14 +38,20 @@ pub enum Decision {
 /// sender, a webhook's URL, an inbox's slug. They come first, with the
 /// effect; every other argument follows both, so no text of the caller's
 /// stands between the person and what they approve.
-const TARGETS: [&str; 4] = ["id", "sender", "url", "slug"];
+pub(crate) const TARGETS: [&str; 4] = ["id", "sender", "url", "slug"];
 
 /// The elicitation message: the action and its target, what confirming
 /// does, then the other arguments. Each argument is quoted as JSON, and
 /// every character that hides, reorders or breaks text is written as
 /// `\u{XXXX}` (`domain::text::escape`) wherever it came from: the API
 /// refuses them in a caller's text, and this holds for any text besides.
-fn message(title: &str, effect: &str, args: &Map<String, Value>, workspace: &str, facts: Option<&str>) -> String {
+pub(crate) fn message(
+    title: &str,
+    effect: &str,
+    args: &Map<String, Value>,
+    workspace: &str,
+    facts: Option<&str>,
+) -> String {
     let quote = |(k, v): (&String, &Value)| format!("{k} {v}");
     let (target, rest): (Vec<_>, Vec<_>) = args.iter().partition(|(k, _)| TARGETS.contains(&k.as_str()));
     let target: Vec<String> = target.into_iter().map(quote).collect();
@@ -100,7 +106,7 @@ pub async fn decide(
 /// body or sender it was sent with (third-party text must not speak in the
 /// form a person approves). `None` when it cannot be read (the call then
 /// answers as the operation would).
-async fn email_facts(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Option<String> {
+pub(crate) async fn email_facts(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Option<String> {
     let id = args.get("id").and_then(Value::as_str)?;
     let read = |op: inbox_api::Op, id: &str| {
         let route = inbox_api::Route::new(op).with(inbox_api::Param::Id, id);

@@ -273,6 +273,10 @@ fn header_error(header: &str, header_value: Option<&str>, body_value: Option<&st
 /// The tasks extension's identifier (`capabilities.extensions` key).
 pub const EXT_TASKS: &str = "io.modelcontextprotocol/tasks";
 
+/// The MCP Apps extension (server-drawn views), and the one kind of view it defines.
+pub const EXT_UI: &str = "io.modelcontextprotocol/ui";
+pub const UI_MIME: &str = "text/html;profile=mcp-app";
+
 /// What the envelope tells about the client, once it has been validated.
 /// What the product itself asks of a client is read once into named flags;
 /// the declared capabilities object is kept whole, so whatever else a
@@ -283,6 +287,10 @@ pub struct ClientContext {
     pub form_elicitation: bool,
     /// The client declared the tasks extension on this request.
     pub tasks: bool,
+    /// The client declared the MCP Apps extension on this request, with
+    /// `text/html;profile=mcp-app` among its `mimeTypes`: it draws the views
+    /// a tool names (`apps`).
+    pub ui: bool,
     /// The client named itself in `_meta` (`clientInfo`), cut to a bounded length.
     pub info: Option<inbox_domain::records::ClientInfo>,
     /// The client capabilities declared on this request, as sent (none in
@@ -329,6 +337,7 @@ pub fn check_envelope(message: &Message) -> Result<ClientContext, RpcError> {
     Ok(ClientContext {
         form_elicitation: declares_form_elicitation(capabilities),
         tasks: declares_extension(capabilities, EXT_TASKS),
+        ui: declares_views(capabilities),
         info,
         capabilities: capabilities.clone(),
     })
@@ -338,6 +347,14 @@ pub fn check_envelope(message: &Message) -> Result<ClientContext, RpcError> {
 /// extension defines none); anything else declares nothing.
 fn declares_extension(capabilities: &Map<String, Value>, id: &str) -> bool {
     capabilities.get("extensions").and_then(Value::as_object).and_then(|e| e.get(id)).is_some_and(Value::is_object)
+}
+
+/// `extensions: {"io.modelcontextprotocol/ui": {"mimeTypes": [...]}}` with
+/// the one view type this server draws (`mimeTypes` is required).
+fn declares_views(capabilities: &Map<String, Value>) -> bool {
+    let settings = capabilities.get("extensions").and_then(Value::as_object).and_then(|e| e.get(EXT_UI));
+    let types = settings.and_then(|s| s.get("mimeTypes")).and_then(Value::as_array);
+    types.is_some_and(|types| types.iter().any(|t| t.as_str() == Some(UI_MIME)))
 }
 
 /// `elicitation: {}` means form only; `{"url": {}}` alone excludes form.

@@ -318,6 +318,18 @@ pub fn open(
         Some(Value::String(token)) => token,
         Some(_) => return Err(invalid_state("not a string")),
     };
+    open_token(call, tenant, purpose, token, binding).map(Some)
+}
+
+/// `open` of a state that came some other way than `requestState` (a
+/// confirmation view's token, `super::apps`): the same checks.
+pub fn open_token(
+    call: &Call<'_>,
+    tenant: &Tenant,
+    purpose: &str,
+    token: &str,
+    binding: &Binding<'_>,
+) -> Result<Opened, RpcError> {
     let payload = call.server.secrets.open_token(purpose, token).ok_or_else(|| invalid_state("not authentic"))?;
     let field = |key: &str| payload.get(key).and_then(Value::as_str);
     let principal = call.principal;
@@ -336,5 +348,5 @@ pub fn open(
     if exp < unix_now() {
         return Err(invalid_state("expired"));
     }
-    Ok(Some(Opened { data: payload.get("data").cloned().unwrap_or(Value::Null), exp }))
+    Ok(Opened { data: payload.get("data").cloned().unwrap_or(Value::Null), exp })
 }

@@ -15,6 +15,7 @@
 //! client for input (`input`) and the tasks extension over the job queue
 //! (`tasks`) serve every catalogue; data is reached only through `inbox_api`.
 
+pub mod apps;
 pub mod card;
 pub mod catalogue;
 pub mod completion;
@@ -235,6 +236,9 @@ pub struct McpServer {
     /// The `server/discover` result, serialized once: it is the same for
     /// every caller, and writing its ~1.5 KB tree was a third of the request.
     pub(crate) discover: String,
+    /// `server/discover` for a client that declared the MCP Apps extension,
+    /// when the catalogue draws views: the extension advertised too.
+    pub(crate) discover_views: Option<String>,
     /// What this server offers (the product's, or another a binary gives it).
     pub(crate) catalogue: Arc<dyn surface::Catalogue>,
     /// Seals and opens `requestState` (`input`, `confirm`).
@@ -267,12 +271,20 @@ impl McpServer {
             "capabilities": stateless_capabilities(),
             "instructions": identity.instructions,
         });
+        let discover_views = catalogue.has_views().then(|| {
+            let mut with_views = discover.clone();
+            if let Some(Value::Object(extensions)) = with_views.pointer_mut("/capabilities/extensions") {
+                extensions.insert(era::EXT_UI.into(), json!({}));
+            }
+            inbox_support::json::text(&with_views)
+        });
         let server_info_meta =
             json!({"io.modelcontextprotocol/serverInfo": server_info(&identity, ProtocolVersion::V2026_07_28)});
         Self {
             server_info_json: server_info_meta.to_string(),
             server_info_meta,
             discover: inbox_support::json::text(&discover),
+            discover_views,
             catalogue,
             secrets,
             confirmation_ttl_secs,

@@ -41,7 +41,10 @@ pub async fn dispatch(call: &Call<'_>, tenant: Option<&Tenant>) -> Result<(Outco
         return Err(call.era.method_not_found(&call.message.method));
     };
     match method {
-        Method::ServerDiscover => return Ok((Outcome::Serialized(server.discover.clone()), version)),
+        Method::ServerDiscover => {
+            let discover = server.discover_views.as_ref().filter(|_| call.client.ui).unwrap_or(&server.discover);
+            return Ok((Outcome::Serialized(discover.clone()), version));
+        }
         Method::Initialize => {
             let (result, negotiated) = initialize(catalogue.identity(), params)?;
             return Ok((Outcome::Complete(result), negotiated));

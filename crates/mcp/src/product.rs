@@ -7,6 +7,7 @@
 use serde_json::Value;
 
 use super::completion;
+use super::era::ProtocolVersion;
 use super::prompts::Prompts;
 use super::resources::Resources;
 use super::surface::{Answer, Catalogue, Identity, ToolFacts};
@@ -68,7 +69,8 @@ impl Catalogue for Product {
 
     fn list_tools(&self, call: &Call<'_>, tenant: &Tenant) -> Outcome {
         let version = call.era.version();
-        Outcome::Serialized(self.tools.list_serialized(version, call.principal, tenant.role, call.narrowing))
+        let views = call.client.ui && version == ProtocolVersion::V2026_07_28;
+        Outcome::Serialized(self.tools.list_serialized(version, call.principal, tenant.role, call.narrowing, views))
     }
 
     fn call_tool<'a>(&'a self, call: &'a Call<'_>, tenant: &'a Tenant) -> Answer<'a, Outcome> {
@@ -76,7 +78,12 @@ impl Catalogue for Product {
     }
 
     fn list_resources(&self, call: &Call<'_>, _tenant: &Tenant) -> Vec<Value> {
-        self.resources.list(call.era.version(), call.principal)
+        let mut listed = self.resources.list(call.era.version(), call.principal);
+        // The views, for the clients that draw them (others see the list as before).
+        if call.client.ui {
+            listed.extend(super::apps::listed());
+        }
+        listed
     }
 
     fn list_resource_templates(&self, call: &Call<'_>, _tenant: &Tenant) -> Vec<Value> {
@@ -84,7 +91,14 @@ impl Catalogue for Product {
     }
 
     fn read_resource<'a>(&'a self, call: &'a Call<'_>, tenant: &'a Tenant) -> Answer<'a, Outcome> {
-        Box::pin(async move { self.resources.read(call, tenant).await.map(Outcome::Complete) })
+        Box::pin(async move {
+            // A view is a page, the same for everyone: no workspace data in it.
+            let uri = call.message.params.get("uri").and_then(Value::as_str).unwrap_or_default();
+            if let Some(page) = super::apps::read(uri) {
+                return Ok(Outcome::Complete(page));
+            }
+            self.resources.read(call, tenant).await.map(Outcome::Complete)
+        })
     }
 
     fn list_prompts(&self, call: &Call<'_>, _tenant: &Tenant) -> Vec<Value> {
@@ -97,5 +111,9 @@ impl Catalogue for Product {
 
     fn complete<'a>(&'a self, call: &'a Call<'_>, tenant: &'a Tenant) -> Answer<'a, Value> {
         Box::pin(completion::complete(call, tenant, &call.message.params, call.era.version()))
+    }
+
+    fn has_views(&self) -> bool {
+        true
     }
 }

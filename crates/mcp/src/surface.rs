@@ -91,4 +91,11 @@ pub trait Catalogue: Send + Sync {
 
     /// `completion/complete`: the result object (its `completion`).
     fn complete<'a>(&'a self, call: &'a Call<'_>, tenant: &'a Tenant) -> Answer<'a, Value>;
+
+    /// Whether it draws views for clients of the MCP Apps extension
+    /// (`super::apps`): `server/discover` then advertises the extension to
+    /// the clients that declare it.
+    fn has_views(&self) -> bool {
+        false
+    }
 }

@@ -40,6 +40,9 @@ pub struct Tool {
     /// The listing entry per protocol version, serialized once: what
     /// `tools/list` is assembled from.
     serialized: [String; 3],
+    /// Its 2026-07-28 entry for a client that draws views (`super::apps`):
+    /// the view it links to, and the pending confirmation among its results.
+    serialized_views: String,
 }
 
 impl Tool {
@@ -95,6 +98,18 @@ impl Tool {
         );
         Value::Object(entry)
     }
+
+    /// `render` for 2026-07-28 and a client that draws views.
+    fn render_views(row: &ToolRow, schema: &Value) -> Value {
+        let mut entry = Tool::render(row, schema, ProtocolVersion::V2026_07_28);
+        if let (Some(meta), Value::Object(fields)) = (super::apps::tool_meta(row.name, row.destructive), &mut entry) {
+            fields.insert("_meta".into(), meta);
+        }
+        if let Value::Object(fields) = &mut entry {
+            fields.insert("outputSchema".into(), super::apps::output(row));
+        }
+        entry
+    }
 }
 
 pub struct Tools {
@@ -119,7 +134,8 @@ impl Tools {
             .map(|row| {
                 let schema = catalogue::arguments(row.op);
                 let serialized = ProtocolVersion::SUPPORTED.map(|v| Tool::render(&row, &schema, v).to_string());
-                Tool { row, schema, checker: Checker::new(), serialized }
+                let serialized_views = Tool::render_views(&row, &schema).to_string();
+                Tool { row, schema, checker: Checker::new(), serialized, serialized_views }
             })
             .collect::<Vec<Tool>>();
         let by_name = tools.iter().enumerate().map(|(i, tool)| (tool.row.name, i)).collect();
@@ -136,21 +152,37 @@ impl Tools {
 
     /// The `tools/list` result object for this caller, serialized from the
     /// pieces rendered at start-up (no JSON tree is built per request).
+    /// With `views` (a 2026-07-28 client that draws them), each tool's
+    /// entry links its view, and the confirmation view's two app-only tools
+    /// follow when any listed tool asks for confirmation.
     pub fn list_serialized(
         &self,
         version: ProtocolVersion,
         principal: &Principal,
         role: Role,
         narrowing: Narrowing,
+        views: bool,
     ) -> String {
         let mut out = String::with_capacity(16 * 1024);
         out.push_str("{\"tools\":[");
         let listed = self.tools.iter().filter(|t| narrowing.allows(t.row.op) && t.visible_to(principal, role));
+        let mut confirms = false;
         for (i, tool) in listed.enumerate() {
             if i > 0 {
                 out.push(',');
             }
-            out.push_str(version.pick::<String>(&tool.serialized));
+            if views {
+                confirms |= tool.row.destructive;
+                out.push_str(&tool.serialized_views);
+            } else {
+                out.push_str(version.pick::<String>(&tool.serialized));
+            }
+        }
+        if confirms {
+            for tool in super::apps::app_tools() {
+                out.push(',');
+                out.push_str(&inbox_support::json::text(&tool));
+            }
         }
         out.push_str("]}");
         out
@@ -158,6 +190,37 @@ impl Tools {
 
     pub async fn call(&self, call: &Call<'_>, tenant: &Tenant) -> Result<Outcome, RpcError> {
         let (name, args) = name_and_arguments(&call.message.params)?;
+        // The confirmation view's answers: tools of clients that draw views only.
+        if call.client.ui && matches!(name, super::apps::APPROVE | super::apps::DECLINE) {
+            return Box::pin(self.answer_from_view(call, tenant, name == super::apps::APPROVE)).await;
+        }
+        self.call_tool(call, tenant, name, args, false).await
+    }
+
+    /// An answer from the confirmation view: the approved call runs as if
+    /// confirmed (every check but the confirmation made again), a refusal
+    /// runs nothing.
+    async fn answer_from_view(&self, call: &Call<'_>, tenant: &Tenant, approve: bool) -> Result<Outcome, RpcError> {
+        let ctx = call.api_ctx(tenant, if approve { super::apps::APPROVE } else { super::apps::DECLINE });
+        match super::apps::answer(call, &ctx, tenant, approve).await? {
+            super::apps::Answered::Run { tool, args } => self.call_tool(call, tenant, &tool, args, true).await,
+            super::apps::Answered::Declined => {
+                let body = json!({"result": "not_confirmed", "message": "Nothing was done: the user declined."});
+                Ok(tool_result(call.era.version(), &body, false))
+            }
+        }
+    }
+
+    /// Stages I–K for tool `name` with `args`; `confirmed` when the person
+    /// already approved this very call (through the confirmation view).
+    async fn call_tool(
+        &self,
+        call: &Call<'_>,
+        tenant: &Tenant,
+        name: &str,
+        args: Map<String, Value>,
+        confirmed: bool,
+    ) -> Result<Outcome, RpcError> {
         // A tool the connection narrowed away does not exist for it.
         let tool = self.find(name).filter(|t| call.narrowing.allows(t.row.op)).ok_or_else(|| {
             RpcError::invalid_params(format!("Unknown tool: {name}")).with_data(json!({"name": name}))
@@ -195,9 +258,24 @@ impl Tools {
         let Value::Object(args) = args else { return Err(RpcError::internal("arguments are an object")) };
 
         // Stage J: destructive calls run only on a confirmation of this call.
-        if tool.row.needs_confirmation(&args) {
+        // A client that draws views is shown the confirmation view, unless it
+        // is answering the form (it brings a state or answers).
+        let answering = ["requestState", "inputResponses"].iter().any(|k| call.message.params.contains_key(*k));
+        if !confirmed && tool.row.needs_confirmation(&args) {
             match call.era {
                 Era::Handshake(_) => return Ok(confirmation_required(tool, version)),
+                Era::Stateless if call.client.ui && !answering => {
+                    let row = &tool.row;
+                    let facts =
+                        if row.name.starts_with("emails_") { confirm::email_facts(&ctx, &args).await } else { None };
+                    return super::apps::pending(
+                        call,
+                        tenant,
+                        (row.name, row.title, row.effect),
+                        &args,
+                        facts.as_deref(),
+                    );
+                }
                 Era::Stateless if !call.client.form_elicitation => {
                     return Err(RpcError::missing_capability(format!(
                         "{} needs the user's confirmation through form elicitation",

@@ -63,5 +63,11 @@ pub fn check_mcp(request: &Value, body: &[u8]) {
     }
     let Some(content) = result.get("structuredContent") else { return };
     let Some(row) = catalogue::rows().into_iter().find(|row| row.name == name) else { return };
-    assert_conforms(&catalogue::output(&row), content, &format!("tools/call {name} structuredContent"));
+    // A client that draws views was listed the schema with the pending confirmation.
+    let ui = request
+        .pointer("/params/_meta/io.modelcontextprotocol~1clientCapabilities/extensions/io.modelcontextprotocol~1ui/mimeTypes")
+        .and_then(Value::as_array)
+        .is_some_and(|types| types.iter().any(|t| t == "text/html;profile=mcp-app"));
+    let schema = if ui { inbox::mcp::apps::output(&row) } else { catalogue::output(&row) };
+    assert_conforms(&schema, content, &format!("tools/call {name} structuredContent"));
 }
