@@ -14,6 +14,8 @@
 #     while queued (LOCAL_JOB_HOLD_MS): interop/ts_tasks.mjs.
 #   - the consent page in headless Chromium (Debian's package, installed here
 #     when missing): render, approve, decline: interop/consent_browser.mjs.
+#   - the MCP Apps views in the same browser under a minimal host page: the
+#     boleto card, a confirmation approved and one declined: interop/apps_views.mjs.
 # The server is started as `make run` starts it, on its own ports and its own
 # table, and stopped again at the end. Everything is bound to 127.0.0.1.
 set -euo pipefail
@@ -95,9 +97,10 @@ node interop/ts_client.mjs legacy | tee -a "$OUT" || failed=1
 node interop/ts_oauth.mjs | tee -a "$OUT" || failed=1
 node interop/ts_tasks.mjs | tee -a "$OUT" || failed=1
 node interop/consent_browser.mjs | tee -a "$OUT" || failed=1
+node interop/apps_views.mjs | tee -a "$OUT" || failed=1
 
 echo "interop: took $((SECONDS - start)) s (server log: $LOG)" >&2
-# One closing line for the seven runs (each printed its own `... N passed, N failed`).
+# One closing line for the eight runs (each printed its own `... N passed, N failed`).
 awk '/^interop .*: [0-9]+ passed, [0-9]+ failed$/ { p += $(NF-3); f += $(NF-1); n++ }
-     END { if (n != 7) f++; printf "interop: %d passed, %d failed\n", p, f }' "$OUT"
+     END { if (n != 8) f++; printf "interop: %d passed, %d failed\n", p, f }' "$OUT"
 exit "$failed"

@@ -77,7 +77,7 @@ fn page(title: &str, main: &str, script: &str) -> String {
         hash(css)
     );
     format!(
-        "<!doctype html>\n<html lang=\"pt-BR\">\n<head>\n<meta charset=\"utf-8\">\n\
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <meta http-equiv=\"Content-Security-Policy\" content=\"{policy}\">\n<title>{title}</title>\n\
          <style>{css}</style>\n</head>\n<body>\n<main id=\"{main}\" aria-live=\"polite\"><p class=\"muted\">…</p></main>\n\
@@ -102,7 +102,7 @@ pub static VIEWS: LazyLock<[View; 2]> = LazyLock::new(|| {
             title: "Confirmation",
             description: "What a destructive call will do, to what and where, from the server's facts; the person approves or declines it here.",
             clipboard: false,
-            html: page("Confirmação", "confirm", include_str!("apps/confirm.js")),
+            html: page("Confirmation", "confirm", include_str!("apps/confirm.js")),
         },
     ]
 });

@@ -14,7 +14,7 @@ const render = (result) => {
   if (!asked || !token) {
     // Nothing to confirm (the call ran at once, or failed): say what came back.
     const text = result && Array.isArray(result.content) && result.content[0] && result.content[0].text;
-    main.appendChild(view.el('p', result && result.isError ? 'failed' : 'muted', text || 'Nada a confirmar.'));
+    main.appendChild(view.el('p', result && result.isError ? 'failed' : 'muted', text || 'Nothing to confirm.'));
     view.size();
     return;
   }
@@ -32,8 +32,8 @@ const render = (result) => {
   main.appendChild(view.el('p', '', asked.effect));
   if (asked.facts) main.appendChild(view.el('p', 'muted', asked.facts));
   const actions = view.el('div', 'actions');
-  const approve = view.el('button', 'primary', 'Aprovar');
-  const decline = view.el('button', '', 'Recusar');
+  const approve = view.el('button', 'primary', 'Approve');
+  const decline = view.el('button', '', 'Decline');
   approve.id = 'approve';
   decline.id = 'decline';
   approve.type = decline.type = 'button';
@@ -48,22 +48,22 @@ const render = (result) => {
       const text = (answer && Array.isArray(answer.content) && answer.content[0] && answer.content[0].text) || '';
       const failed = Boolean(answer && answer.isError);
       outcome.className = 'outcome ' + (failed ? 'failed' : 'succeeded');
-      outcome.textContent = failed ? 'Não foi feito: ' + text : said;
+      outcome.textContent = failed ? 'Not done: ' + text : said;
       // The model learns what the person chose (a host without this request just says no).
       view.request('ui/update-model-context', {
         content: [{ type: 'text', text: asked.title + ': ' + (failed ? 'not done. ' + text : said) }],
       }).catch(() => {});
     }, (error) => {
       outcome.className = 'outcome failed';
-      outcome.textContent = 'Não foi possível: ' + ((error && error.message) || 'erro');
+      outcome.textContent = 'Could not answer: ' + ((error && error.message) || 'error');
     }).then(view.size);
   };
-  approve.addEventListener('click', () => decide('confirmation_approve', 'Aprovado: feito.'));
-  decline.addEventListener('click', () => decide('confirmation_decline', 'Recusado: nada foi feito.'));
+  approve.addEventListener('click', () => decide('confirmation_approve', 'Approved: done.'));
+  decline.addEventListener('click', () => decide('confirmation_decline', 'Declined: nothing was done.'));
   view.size();
 };
 view.on('ui/notifications/tool-result', render);
 view.on('ui/notifications/tool-cancelled', () => {
-  document.getElementById('confirm').replaceChildren(view.el('p', 'muted', 'Cancelado.'));
+  document.getElementById('confirm').replaceChildren(view.el('p', 'muted', 'Cancelled.'));
 });
 view.start('kobana-confirmation');
