@@ -314,7 +314,7 @@ pub async fn seed(store: &Store, secrets: &Secrets) -> Result<(), StoreError> {
         let payload = serde_json::json!({"id": d.event_id, "type": "email.processed", "created_at": at,
             "data": {"email_id": "eml_telecom_nov"}})
         .to_string();
-        store.put_delivery(&main, &d, &payload).await?;
+        store.put_delivery(&main, &d, &payload, None).await?;
     }
     store
         .put_job(

@@ -54,7 +54,8 @@ const SAMPLES: usize = 24;
 
 /// Sort-key prefixes of a workspace's write-heavy records: the ones its
 /// write shards spread.
-const SHARDED_RECORDS: [&str; 6] = ["EML#", "JOB#", "DLV#", "AUD#", "IDEM#", "ONCE#"];
+/// (`CPY#` and `IDX#`: what an e-mail's erasure reads, in the e-mail's shard.)
+const SHARDED_RECORDS: [&str; 8] = ["EML#", "JOB#", "DLV#", "AUD#", "IDEM#", "ONCE#", "CPY#", "IDX#"];
 /// Index partitions that list write-heavy records.
 const SHARDED_LISTS: [&str; 2] = ["#EML", "#DLV"];
 

@@ -572,3 +572,23 @@ async fn a_data_request_is_run_by_the_stream_once() {
     assert_eq!((followed["status"].clone(), followed["emails"].clone()), (json!("succeeded"), json!(1)), "{followed}");
     assert!(h.app().await.store.queued_data_requests().await.unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn an_email_stored_before_copies_were_referenced_has_them_found_and_emptied_all_the_same() {
+    let h = harness();
+    // The demo e-mail, its job and its deliveries predate the references.
+    let resp = send(h.api("POST", "/emails/eml_telecom_nov/erase")).await;
+    assert_eq!(resp.status, 200, "{}", String::from_utf8_lossy(&resp.body));
+    let data = resp.json()["data"].clone();
+    assert_eq!(data["jobs"], 1, "{data}");
+    assert!(data["deliveries"].as_u64().unwrap_or(0) >= 2, "{data}");
+    let job = get(&h, "/jobs/job_demo").await["data"].clone();
+    assert_eq!(job["result"], json!({"email_id": "eml_telecom_nov", "erased": true}), "{job}");
+    assert!(items_holding(&h, "eml_telecom_nov").await.iter().all(|i| !i.contains(r#"\"payload\""#)), "no event left");
+    // A delivery whose event was erased cannot be sent again, and says why.
+    let resend = send(h.api("POST", "/webhook_deliveries/dlv_demo_failed/resend")).await;
+    let job = resend.json()["data"]["job"]["id"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(run_job(&h, &job).await, Ran::Finished(JobStatus::Failed));
+    let failed = get(&h, &format!("/jobs/{job}")).await["data"].clone();
+    assert!(failed["error"].as_str().unwrap_or_default().contains("erased"), "{failed}");
+}

@@ -13,7 +13,21 @@ impl Store {
         self.get::<Delivery>(home(t, id), keys::delivery(id)).await
     }
 
-    pub async fn put_delivery(&self, t: &Tenant, delivery: &Delivery, payload: &str) -> Result<(), StoreError> {
+    /// Stores a delivery and the event it sent; an event about e-mail
+    /// `about` gets its reference in the e-mail's partition first
+    /// (`keys::copy_ref`: a reference to a delivery never written is
+    /// harmless; a delivery nothing references would outlive an erasure).
+    pub async fn put_delivery(
+        &self,
+        t: &Tenant,
+        delivery: &Delivery,
+        payload: &str,
+        about: Option<&str>,
+    ) -> Result<(), StoreError> {
+        if let Some(email_id) = about {
+            let reference = Self::copy_item(t, email_id, "DLV", &delivery.id);
+            self.client().put_item().table_name(self.table()).set_item(Some(reference)).send().await?;
+        }
         let pk = home(t, &delivery.id);
         let keys = Keys::new(pk.clone(), keys::delivery(&delivery.id)).with_gsi1(
             keys::deliveries_index(&pk, &delivery.webhook_id),
@@ -25,13 +39,15 @@ impl Store {
         Ok(())
     }
 
-    /// The event body a delivery sent (for resends).
+    /// The event body a delivery sent (for resends); `None` for no such
+    /// delivery, or one whose event was erased with its e-mail.
     pub async fn delivery_payload(&self, t: &Tenant, id: &str) -> Result<Option<String>, StoreError> {
         #[derive(serde::Deserialize)]
         struct Payload {
-            payload: String,
+            #[serde(default)]
+            payload: Option<String>,
         }
-        Ok(self.get::<Payload>(home(t, id), keys::delivery(id)).await?.map(|p| p.payload))
+        Ok(self.get::<Payload>(home(t, id), keys::delivery(id)).await?.and_then(|p| p.payload))
     }
 
     pub async fn list_deliveries(

@@ -58,6 +58,13 @@ impl Store {
         Ok(item)
     }
 
+    /// The reference, in e-mail `email_id`'s partition, to record `id` of
+    /// `kind` (`JOB`, `DLV`) that copies what the e-mail says (`keys::copy_ref`).
+    pub(super) fn copy_item(t: &Tenant, email_id: &str, kind: &str, id: &str) -> Item {
+        [(keys::PK.to_owned(), s(home(t, email_id))), (keys::SK.to_owned(), s(keys::copy_ref(email_id, kind, id)))]
+            .into()
+    }
+
     pub async fn get_email(&self, t: &Tenant, id: &str) -> Result<Option<Email>, StoreError> {
         Ok(self.get::<Email>(home(t, id), keys::email(id)).await?.filter(|e| e.deleted_at.is_none()))
     }
@@ -161,6 +168,7 @@ impl Store {
         let mut items = vec![
             put(self.table(), Self::email_item(t, email)?, Some("attribute_not_exists(pk)"))?,
             self.job_put(t, job)?,
+            put(self.table(), Self::copy_item(t, &email.id, "JOB", &job.id), None)?,
         ];
         // One e-mail per `Message-ID` and inbox: a second ingestion of the
         // message fails this condition (`Conflict`; `ingested` names the
@@ -217,8 +225,10 @@ impl Store {
                 .expression_attribute_values(":prev", s(previous_updated_at))
                 .build(),
         )?;
+        let copy = put(self.table(), Self::copy_item(t, &email.id, "JOB", &job.id), None)?;
         let job = self.job_put_restoring(t, job, previous_status)?;
-        self.transact_audited(t, vec![TransactWriteItem::builder().put(put_email).build(), job], Some(audit)).await
+        self.transact_audited(t, vec![TransactWriteItem::builder().put(put_email).build(), job, copy], Some(audit))
+            .await
     }
 }
 

@@ -54,6 +54,7 @@
 //! | e-mail naming an identifier (what a data-subject request reads; 16 partitions by the e-mail's id) | `T#{org}#DS#{digest}#{0..15}` | `{ws}#{email id}` |
 //! | identifier an e-mail names (what its erasure reads) | the e-mail's shard | `IDX#{email id}#{digest}` |
 //! | data-subject request | `T#{org}` | `DSR#{id}` |
+//! | a job or delivery that copied an e-mail (what its erasure empties) | the e-mail's shard | `CPY#{email id}#{JOB or DLV}#{id}` |
 //!
 //! No key is shared by tenants: on AWS the table's stream feeds the worker,
 //! and the local runner finds queued jobs by scanning its local table.
@@ -273,6 +274,17 @@ pub fn email_identifier(email_id: &str, digest: &str) -> String {
 
 pub fn email_identifiers(email_id: &str) -> String {
     format!("IDX#{email_id}#")
+}
+
+/// A record that copied something of e-mail `email_id` (`kind` `JOB` or
+/// `DLV`, its id), in the e-mail's partition: its erasure reads these
+/// instead of every job and delivery of the workspace.
+pub fn copy_ref(email_id: &str, kind: &str, id: &str) -> String {
+    format!("{}{kind}#{id}", copy_refs(email_id))
+}
+
+pub fn copy_refs(email_id: &str) -> String {
+    format!("CPY#{email_id}#")
 }
 
 pub const DATA_REQUEST_PREFIX: &str = "DSR#";

@@ -8,7 +8,7 @@
 //! whoever reads one reads the e-mail too, and an e-mail since erased or
 //! removed is skipped.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::types::{AttributeValue, DeleteRequest, PutRequest, WriteRequest};
@@ -63,6 +63,11 @@ pub struct OrgPurge {
     pub audit_records_kept: u64,
     pub files: u64,
 }
+
+/// E-mails stored from this time on have their copies referenced
+/// (`keys::copy_ref`); older ones' copies are found by reading the
+/// workspace's jobs and deliveries.
+pub const REFERENCED_SINCE: &str = "2026-12-06T21:00:00.000Z";
 
 /// How often a batch write's unprocessed items are sent again.
 const BATCH_RETRIES: u32 = 8;
@@ -190,20 +195,20 @@ impl Store {
         let files = self.objects().keys_under(&format!("{}/{}/{id}/", t.org, t.workspace)).await?;
         self.objects().delete(&files).await?;
         erasure.files = files.len();
-        let mut written = false;
+        let mut written = None;
         for _ in 0..4 {
             let Some(email) = self.get_email_record(t, id).await? else { return Ok(None) };
             if email.erased_by.is_some() {
                 erasure.already_erased = true;
                 // Its trail still gets the call's record.
                 self.transact_audited(t, Vec::new(), audit).await?;
-                written = true;
+                written = Some(email);
                 break;
             }
             let tombstone = email.tombstone(&inbox_support::sys::now_string(), by);
             match self.replace_email(t, &tombstone, &email.updated_at, audit).await {
                 Ok(()) => {
-                    written = true;
+                    written = Some(email);
                     break;
                 }
                 // Changed meanwhile (a job wrote its result): read again.
@@ -211,12 +216,12 @@ impl Store {
                 Err(e) => return Err(e),
             }
         }
-        if !written {
+        // The e-mail as it was read (a tombstone keeps its `created_at`).
+        let Some(original) = written else {
             return Err(StoreError::Throttled);
-        }
-        let ids = BTreeSet::from([id.to_owned()]);
+        };
         erasure.index_entries = self.drop_identifiers(t, id).await?;
-        let (jobs, deliveries) = self.scrub_copies(t, &ids).await?;
+        let (jobs, deliveries) = self.scrub_copies(t, &original).await?;
         (erasure.jobs, erasure.deliveries) = (jobs, deliveries);
         Ok(Some(erasure))
     }
@@ -241,54 +246,103 @@ impl Store {
         Ok(count)
     }
 
-    /// Empties what jobs and deliveries of the workspace copied from the
-    /// e-mails `ids`: a job's result (decoded bills, status) becomes
-    /// `{"email_id", "erased": true}`, a delivery's stored event is removed
-    /// (it can no longer be resent). Reads every job and delivery of the
-    /// workspace once, whatever the number of e-mails.
-    pub async fn scrub_copies(&self, t: &Tenant, ids: &BTreeSet<String>) -> Result<(usize, usize), StoreError> {
-        let (mut jobs, mut deliveries) = (0, 0);
+    /// Empties what jobs and deliveries copied from e-mail `id`: a job's
+    /// result (decoded bills, status) becomes `{"email_id", "erased": true}`,
+    /// a delivery's stored event is removed (it can no longer be resent).
+    /// They are found by the references written beside the e-mail
+    /// (`keys::copy_ref`), so an erasure reads what it empties and nothing
+    /// else; an e-mail stored before those references were written
+    /// (`REFERENCED_SINCE`) has its copies found by reading the workspace's
+    /// jobs and deliveries once. How many jobs and deliveries were emptied.
+    pub async fn scrub_copies(&self, t: &Tenant, email: &Email) -> Result<(usize, usize), StoreError> {
+        let id = email.id.as_str();
+        let refs = self.partition(home(t, id), Some(&keys::copy_refs(id))).await?;
+        let mut jobs = Vec::new();
+        let mut deliveries = Vec::new();
+        for item in &refs {
+            let Ok(sk) = super::get_s(item, SK) else { continue };
+            match sk.strip_prefix(&keys::copy_refs(id)).and_then(|rest| rest.split_once('#')) {
+                Some(("JOB", job)) => jobs.push(job.to_owned()),
+                Some(("DLV", delivery)) => deliveries.push(delivery.to_owned()),
+                _ => {}
+            }
+        }
+        if email.created_at.as_str() < REFERENCED_SINCE {
+            let (old_jobs, old_deliveries) = self.copies_by_scan(t, id).await?;
+            jobs.extend(old_jobs);
+            deliveries.extend(old_deliveries);
+        }
+        jobs.sort();
+        jobs.dedup();
+        deliveries.sort();
+        deliveries.dedup();
+        let (mut emptied_jobs, mut emptied_deliveries) = (0, 0);
+        let erased: Item = [("email_id".to_owned(), s(id)), ("erased".to_owned(), AttributeValue::Bool(true))].into();
+        for job in &jobs {
+            let update = self
+                .client()
+                .update_item()
+                .table_name(self.table())
+                .key(PK, s(home(t, job)))
+                .key(SK, s(keys::job(job)))
+                .update_expression("SET #r = :erased")
+                .condition_expression("attribute_exists(pk) AND attribute_type(#r, :map)")
+                .expression_attribute_names("#r", "result")
+                .expression_attribute_values(":erased", AttributeValue::M(erased.clone()))
+                .expression_attribute_values(":map", s("M"))
+                .send()
+                .await;
+            match update.map_err(StoreError::from) {
+                Ok(_) => emptied_jobs += 1,
+                // Gone, or no result yet (still running: its write-back finds the e-mail erased).
+                Err(StoreError::Conflict) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        for delivery in &deliveries {
+            let update = self
+                .client()
+                .update_item()
+                .table_name(self.table())
+                .key(PK, s(home(t, delivery)))
+                .key(SK, s(keys::delivery(delivery)))
+                .update_expression("REMOVE payload SET payload_erased = :t")
+                .condition_expression("attribute_exists(payload)")
+                .expression_attribute_values(":t", AttributeValue::Bool(true))
+                .send()
+                .await;
+            match update.map_err(StoreError::from) {
+                Ok(_) => emptied_deliveries += 1,
+                Err(StoreError::Conflict) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let refs: Vec<(String, String)> = refs
+            .iter()
+            .filter_map(|item| Some((super::get_s(item, PK).ok()?.to_owned(), super::get_s(item, SK).ok()?.to_owned())))
+            .collect();
+        self.delete_keys(refs).await?;
+        Ok((emptied_jobs, emptied_deliveries))
+    }
+
+    /// The jobs and deliveries of the workspace about e-mail `id`, found by
+    /// reading them all (e-mails stored before `REFERENCED_SINCE`).
+    async fn copies_by_scan(&self, t: &Tenant, id: &str) -> Result<(Vec<String>, Vec<String>), StoreError> {
+        let (mut jobs, mut deliveries) = (Vec::new(), Vec::new());
         for pk in shard_pks(t) {
             for item in self.partition(pk.clone(), Some(keys::JOB_PREFIX)).await? {
-                let subject = super::get_s(&item, "subject_id").unwrap_or_default();
-                let has_result = matches!(item.get("result"), Some(v) if !matches!(v, AttributeValue::Null(_)));
-                if !ids.contains(subject) || !has_result {
-                    continue;
+                if super::get_s(&item, "subject_id").is_ok_and(|subject| subject == id) {
+                    jobs.extend(super::get_s(&item, "id").ok().map(str::to_owned));
                 }
-                let sk = super::get_s(&item, SK)?.to_owned();
-                let erased: Item =
-                    [("email_id".to_owned(), s(subject)), ("erased".to_owned(), AttributeValue::Bool(true))].into();
-                self.client()
-                    .update_item()
-                    .table_name(self.table())
-                    .key(PK, s(pk.as_str()))
-                    .key(SK, s(sk))
-                    .update_expression("SET #r = :erased")
-                    .expression_attribute_names("#r", "result")
-                    .expression_attribute_values(":erased", AttributeValue::M(erased))
-                    .send()
-                    .await?;
-                jobs += 1;
             }
-            for item in self.partition(pk.clone(), Some(keys::DELIVERY_PREFIX)).await? {
+            for item in self.partition(pk, Some(keys::DELIVERY_PREFIX)).await? {
                 let Ok(payload) = super::get_s(&item, "payload") else { continue };
                 let about = serde_json::from_str::<serde_json::Value>(payload).ok().and_then(|event| {
                     event.pointer("/data/email_id").and_then(serde_json::Value::as_str).map(str::to_owned)
                 });
-                if !about.is_some_and(|id| ids.contains(&id)) {
-                    continue;
+                if about.as_deref() == Some(id) {
+                    deliveries.extend(super::get_s(&item, "id").ok().map(str::to_owned));
                 }
-                let sk = super::get_s(&item, SK)?.to_owned();
-                self.client()
-                    .update_item()
-                    .table_name(self.table())
-                    .key(PK, s(pk.as_str()))
-                    .key(SK, s(sk))
-                    .update_expression("REMOVE payload SET payload_erased = :t")
-                    .expression_attribute_values(":t", AttributeValue::Bool(true))
-                    .send()
-                    .await?;
-                deliveries += 1;
             }
         }
         Ok((jobs, deliveries))

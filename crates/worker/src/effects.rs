@@ -267,7 +267,7 @@ async fn process_email(runner: &Runner, t: &Tenant, job: &Job) -> Result<Value, 
         "received_at": email.received_at, "extracted": email.extracted, "bills": email.bills,
         "reason": email.reason, "error": email.error,
     });
-    let deliveries = notify(runner, t, event, data, None, Some(&job.id)).await?;
+    let deliveries = notify(runner, t, event, data, None, Some(&job.id), Some(&email.id)).await?;
     Ok(json!({
         "email_id": email.id, "status": email.status, "extracted": email.extracted, "bills": email.bills,
         "reason": email.reason, "error": email.error, "deliveries": deliveries,
@@ -282,7 +282,7 @@ async fn test_webhook(runner: &Runner, t: &Tenant, job: &Job) -> Result<Value, E
     refuse_disabled(&webhook)?;
     let data =
         json!({"webhook_id": webhook.webhook.id, "message": "This is a test event from Kobana Autonomous Inbox."});
-    let deliveries = notify(runner, t, EventType::WebhookTest, data, Some(webhook), Some(&job.id)).await?;
+    let deliveries = notify(runner, t, EventType::WebhookTest, data, Some(webhook), Some(&job.id), None).await?;
     let delivery = deliveries.into_iter().next().unwrap_or(Value::Null);
     Ok(json!({"delivery": delivery}))
 }
@@ -291,14 +291,24 @@ async fn resend(runner: &Runner, t: &Tenant, job: &Job) -> Result<Value, EffectE
     let delivery_id = job.subject_id.as_str();
     let (previous, payload) =
         tokio::join!(runner.store.get_delivery(t, delivery_id), runner.store.delivery_payload(t, delivery_id));
-    let (Some(previous), Some(payload)) = (previous?, payload?) else {
+    let (previous, payload) = (previous?, payload?);
+    let Some(previous) = previous else {
         return Err(EffectError::Permanent("the delivery no longer exists".into()));
+    };
+    let Some(payload) = payload else {
+        return Err(EffectError::Permanent(
+            "the event this delivery sent was erased with its e-mail; it cannot be sent again".into(),
+        ));
     };
     let Some(webhook) = runner.store.get_webhook(t, &previous.webhook_id).await? else {
         return Err(EffectError::Permanent("the delivery's webhook was deleted".into()));
     };
     refuse_disabled(&webhook)?;
     stage(runner, t, &job.id, "Sending the event again to 1 webhook".to_owned()).await;
+    // The event is about the e-mail it names, if any: the new copy is referenced like the first.
+    let about = serde_json::from_str::<Value>(&payload)
+        .ok()
+        .and_then(|event| event.pointer("/data/email_id").and_then(Value::as_str).map(str::to_owned));
     let delivery = deliver(
         runner,
         t,
@@ -308,6 +318,7 @@ async fn resend(runner: &Runner, t: &Tenant, job: &Job) -> Result<Value, EffectE
         &payload,
         previous.attempt + 1,
         Some(previous.id.clone()),
+        about.as_deref(),
     )
     .await?;
     Ok(json!({"delivery": delivery}))
@@ -330,6 +341,7 @@ async fn notify(
     data: Value,
     only: Option<StoredWebhook>,
     job_id: Option<&str>,
+    about: Option<&str>,
 ) -> Result<Vec<Value>, EffectError> {
     let event_id = new_id(Kind::Event);
     let payload = json!({"id": event_id, "type": event_type, "created_at": now_string(), "data": data}).to_string();
@@ -340,7 +352,7 @@ async fn notify(
     if let (Some(id), false) = (job_id, targets.is_empty()) {
         stage(runner, t, id, format!("Notifying {}", count(targets.len(), "webhook", "webhooks"))).await;
     }
-    let sends = targets.iter().map(|w| deliver(runner, t, w, &event_id, event_type, &payload, 1, None));
+    let sends = targets.iter().map(|w| deliver(runner, t, w, &event_id, event_type, &payload, 1, None, about));
     let results = futures_util::future::join_all(sends).await;
     results.into_iter().collect()
 }
@@ -368,6 +380,7 @@ async fn deliver(
     payload: &str,
     attempt: u32,
     resend_of: Option<String>,
+    about: Option<&str>,
 ) -> Result<Value, EffectError> {
     let id = inbox_support::sys::new_id_in(Kind::Delivery, &t.shards);
     let outcome = match runner.secrets.unseal(&webhook.secret_sealed) {
@@ -391,7 +404,7 @@ async fn deliver(
         resend_of,
         created_at: now_string(),
     };
-    runner.store.put_delivery(t, &delivery, payload).await?;
+    runner.store.put_delivery(t, &delivery, payload, about).await?;
     delivery_metrics(t, &delivery);
     serde_json::to_value(&delivery).map_err(|e| EffectError::Permanent(e.to_string()))
 }

@@ -165,13 +165,17 @@ async fn tenant(runner: &Runner, org: &OrgId, ws: &WorkspaceId) -> Result<Tenant
 /// soft-deleted but not yet removed included, marked); how many.
 async fn export(runner: &Runner, org: &OrgId, stored: &StoredDataRequest) -> Result<u64, StoreError> {
     let mut emails: Vec<Value> = Vec::new();
+    // Content past its workspace's retention is exported as reads show it: gone.
+    let retention = runner.store.org_workspaces(org).await?;
+    let now = inbox_support::sys::now();
     for (ws, ids) in hits(runner, org, stored).await? {
         let t = tenant(runner, org, &ws).await?;
         for id in ids {
-            let Some(email) = runner.store.get_email_record(&t, &id).await? else { continue };
+            let Some(mut email) = runner.store.get_email_record(&t, &id).await? else { continue };
             if email.erased_by.is_some() {
                 continue;
             }
+            inbox_domain::retention::hide_expired(&mut email, retention.retention(&ws), now);
             emails.push(exported(&ws, email));
         }
     }
