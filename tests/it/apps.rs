@@ -208,3 +208,20 @@ async fn emails_get_answers_the_card_the_same_result_with_or_without_views() {
     assert_eq!(plain, with_views, "the card draws the tool's own result");
     assert_eq!(with_views["structuredContent"]["data"]["extracted"]["amount_cents"], 15_990);
 }
+
+#[tokio::test]
+async fn the_confirmation_view_shows_every_argument_not_only_the_target() {
+    let h = Harness::new();
+    let resp = rpc(
+        &h,
+        1,
+        "tools/call",
+        json!({"name": "workspace_retention_set", "arguments": {"retention_days": 1}}),
+        views(),
+    )
+    .await;
+    let confirmation = resp.result()["structuredContent"]["confirmation"].clone();
+    assert_eq!(confirmation["arguments"], json!({"retention_days": "1"}), "{confirmation}");
+    assert_eq!(confirmation["target"], json!({}), "{confirmation}");
+    assert_eq!(get(&h, "/workspace").await["data"]["retention_days"], 365, "nothing done yet");
+}

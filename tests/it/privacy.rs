@@ -150,53 +150,52 @@ async fn content_past_retention_is_hidden_at_once_and_the_daily_purge_removes_it
     assert_eq!(set.json()["data"], json!({"workspace_id": "ws_main", "retention_days": 3, "previous": 365}));
     assert_eq!(get(&h, "/workspace").await["data"]["retention_days"], 3);
 
+    // Retention counts from when the inbox stored an e-mail, not from the
+    // date its sender wrote: one dated a year ago is kept three days from now.
     let line = "34191.09123 34567.800007 01234.567897 1 16560000015990";
-    let old = message("billing@telecom.example", "Fatura antiga", "Segue a fatura.", &pdf(line), &days_ago(5));
-    let old = ingest_and_process(&h, &old).await;
-    let recent = message("billing@telecom.example", "Fatura nova", "Segue a fatura nova.", &pdf(line), &days_ago(1));
-    let recent = ingest_and_process(&h, &recent).await;
-    assert_eq!(files_of(&h, &old).await.len(), 1);
+    let raw = message("billing@telecom.example", "Fatura nova", "Segue a fatura nova.", &pdf(line), &days_ago(365));
+    let fresh = ingest_and_process(&h, &raw).await;
+    assert_eq!(files_of(&h, &fresh).await.len(), 1);
+    let kept = get(&h, &format!("/emails/{fresh}")).await["data"].clone();
+    assert_eq!(kept["subject"], "Fatura nova");
+    assert!(kept.get("content_purged_at").is_none(), "{kept}");
 
-    // Before any purge ran: reads already hide the expired content.
-    let read = get(&h, &format!("/emails/{old}")).await["data"].clone();
+    // The demo e-mails were stored in November: past three days already.
+    // Before any purge ran, reads hide their content...
+    let read = get(&h, "/emails/eml_telecom_nov").await["data"].clone();
     assert_eq!((read["subject"].as_str(), read["text"].as_str()), (Some(""), Some("")), "{read}");
     assert_eq!(read["attachments"][0]["name"], "", "{read}");
-    assert!(read["content_purged_at"].is_string(), "{read}");
+    assert_eq!(read["content_purged_at"], "2026-11-24T10:15:00.000Z", "stored 11-21, kept three days: {read}");
     assert_eq!(read["extracted"]["digitable_line"], "34191091233456780000701234567897116560000015990", "kept");
-    let listed = get(&h, "/emails?inbox_id=inb_receipts").await;
-    let in_list = listed["data"].as_array().unwrap().iter().find(|e| e["id"] == json!(old)).unwrap().clone();
+    let listed = get(&h, "/emails?inbox_id=inb_bills").await;
+    let in_list = listed["data"].as_array().unwrap().iter().find(|e| e["id"] == "eml_telecom_nov").unwrap().clone();
     assert_eq!(in_list["subject"], "", "{in_list}");
-    let download = send(h.api("GET", &format!("/emails/{old}/attachments/0"))).await;
-    assert_eq!(download.status, 404, "an expired file is not offered");
-    let fresh = get(&h, &format!("/emails/{recent}")).await["data"].clone();
-    assert_eq!(fresh["subject"], "Fatura nova");
-    assert!(fresh.get("content_purged_at").is_none(), "{fresh}");
-    // ... while the table still holds it (the purge has not run).
-    assert!(!items_holding(&h, "Fatura antiga").await.is_empty());
+    // ... and reprocessing has nothing left to read.
+    let again = send(h.api("POST", "/emails/eml_telecom_nov/reprocess")).await;
+    assert_eq!((again.status, again.json()["error"]["code"].clone()), (409, json!("content_purged")));
+    // The table still holds it (the purge has not run).
+    assert!(!items_holding(&h, "Sua fatura de novembro").await.is_empty());
 
-    // The purge at today's time: the old e-mail's content and file go; the recent one stays.
+    // The purge at today's time: the demo e-mails' content goes (but the one
+    // being processed: the next purge takes it); the fresh one stays.
     let runner = &h.app().await.runner;
     let swept = inbox::worker::privacy::sweep(runner, inbox::sys::now()).await.unwrap();
-    // The demo e-mails of ws_main are older than three days too (but the
-    // one being processed: the next purge takes it); other workspaces keep a year.
-    let demo_main = ["eml_broken_line", "eml_energy_nov", "eml_receipt_1", "eml_telecom_nov", "eml_unknown_sender"];
-    assert_eq!(swept.purged, 1 + demo_main.len(), "{swept:?}");
-    assert_eq!(swept.workspaces, 3, "{swept:?}");
-    assert!(get(&h, "/emails/eml_energy_nov").await["data"]["content_purged_at"].is_string());
-    assert!(items_holding(&h, "Fatura antiga").await.is_empty(), "the subject is gone from the table");
-    assert!(items_holding(&h, "Segue a fatura.").await.is_empty(), "the body is gone from the table");
-    assert!(files_of(&h, &old).await.is_empty(), "the file is gone from the object store");
-    assert_eq!(files_of(&h, &recent).await.len(), 1);
-    let after = get(&h, &format!("/emails/{old}")).await["data"].clone();
+    assert_eq!((swept.purged, swept.workspaces), (5, 3), "{swept:?}");
+    assert!(items_holding(&h, "Sua fatura de novembro").await.is_empty(), "the subject is gone from the table");
+    let after = get(&h, "/emails/eml_telecom_nov").await["data"].clone();
     assert_eq!(after["content_purged_at"], read["content_purged_at"], "the same moment as reads showed");
     assert_eq!(after["extracted"], read["extracted"]);
+    assert_eq!(files_of(&h, &fresh).await.len(), 1);
+    assert!(!items_holding(&h, "Fatura nova").await.is_empty());
 
-    // The clock moves three days: the recent one is past retention too.
-    let later = inbox::sys::now() + time::Duration::days(3);
+    // The clock moves four days: the fresh one is past retention too, files and all.
+    let later = inbox::sys::now() + time::Duration::days(4);
     let swept = inbox::worker::privacy::sweep(runner, later).await.unwrap();
     assert_eq!(swept.purged, 1, "{swept:?}");
+    assert_eq!(swept.files, 1, "{swept:?}");
     assert!(items_holding(&h, "Fatura nova").await.is_empty());
-    assert!(files_of(&h, &recent).await.is_empty());
+    assert!(items_holding(&h, "Segue a fatura nova.").await.is_empty(), "the body is gone from the table");
+    assert!(files_of(&h, &fresh).await.is_empty(), "the file is gone from the object store");
     // A purge finds nothing more to do.
     assert_eq!(inbox::worker::privacy::sweep(runner, later).await.unwrap().purged, 0);
 }

@@ -29,7 +29,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use aws_lc_rs::digest::{SHA256, digest};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::error::ApiError;
 use super::input::invalid_parameter;
@@ -85,6 +85,9 @@ fn is_record_id(s: &str) -> bool {
     TARGETS.iter().any(|kind| is_id(*kind, s))
 }
 
+/// Body fields left out of the arguments' digest, by operation.
+const SECRET_FIELDS: [(&str, &str); 1] = [("data_request_create", "identifier")];
+
 /// `sha256:` and the hex SHA-256 of `[operation, id, other, body]`: `id`
 /// the path's `{id}` and `other` its other parameter (`{sender}` or
 /// `{sub}`), each `""` when the path has none. Digests are stored in the
@@ -94,7 +97,23 @@ fn arguments_digest(input: &Input<'_>) -> String {
     let route = input.route;
     let other = route.params().find(|(param, _)| *param != Param::Id).map_or("", |(_, value)| value);
     // `serde_json::Map` keeps keys sorted (no `preserve_order`): canonical.
-    let material = json!([route.op().name(), route.id(), other, input.body_value()]).to_string();
+    let mut body = input.body_value();
+    // A field whose value must not be recoverable from a digest kept 400
+    // days (a CPF has about 10⁹ values: a plain digest of it is a lookup away).
+    for (op, field) in SECRET_FIELDS {
+        if route.op().name() != op {
+            continue;
+        }
+        match &mut body {
+            Value::Object(fields) if fields.contains_key(field) => {
+                fields.insert(field.to_owned(), Value::from("(not kept)"));
+            }
+            Value::Object(_) => {}
+            // A body that did not read as an object may hold it anywhere.
+            other => *other = Value::from("(not kept)"),
+        }
+    }
+    let material = json!([route.op().name(), route.id(), other, body]).to_string();
     let hex = inbox_domain::hex(digest(&SHA256, material.as_bytes()).as_ref());
     format!("sha256:{hex}")
 }

@@ -259,6 +259,16 @@ async fn reprocess(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
             message: "This e-mail is already being processed; follow its job".into(),
         });
     }
+    // Past retention there is nothing left to read again (and writing back
+    // the e-mail as reads show it would drop the bills it keeps).
+    if email.content_purged_at.is_some() {
+        return Err(ApiError::Conflict {
+            code: "content_purged",
+            message:
+                "This e-mail's content is past its workspace's retention and was purged; its bills stay as decoded"
+                    .into(),
+        });
+    }
     let (previous, previous_status) = (email.updated_at.clone(), email.status);
     let job = new_job_in(JobKind::EmailReprocess, &email.id, &ctx.tenant.shards);
     email.status = EmailStatus::Processing;
@@ -421,7 +431,17 @@ impl Incoming {
             from: body.from.into_string(),
             to: body.to.into_string(),
             subject: body.subject.into_string().trim().to_owned(),
-            received_at: body.received_at.map_or_else(now_string, |t| t.0),
+            // A time ahead of the server's clock (past a few minutes of skew)
+            // would keep the e-mail at the top of every list: it is taken as now.
+            received_at: body
+                .received_at
+                .map(|t| t.0)
+                .filter(|at| {
+                    let late =
+                        inbox_support::sys::now() + time::Duration::seconds(inbox_domain::retention::FUTURE_SKEW_SECS);
+                    at.as_str() <= format(late).as_str()
+                })
+                .unwrap_or_else(now_string),
             // As a raw message's is read: without its angle brackets.
             message_id: body
                 .message_id
@@ -463,7 +483,8 @@ impl Incoming {
         // clock skew) would pin the e-mail at the top of every list, so it is
         // taken as now, like a missing one.
         let now = inbox_support::sys::unix_now();
-        let sent = message.date.filter(|t| u64::try_from(*t).is_ok_and(|t| t <= now + 300));
+        let skew = inbox_domain::retention::FUTURE_SKEW_SECS.unsigned_abs();
+        let sent = message.date.filter(|t| u64::try_from(*t).is_ok_and(|t| t <= now + skew));
         let received_at = match sent.and_then(|t| time::OffsetDateTime::from_unix_timestamp(t).ok()) {
             Some(instant) => format(instant),
             None => now_string(),

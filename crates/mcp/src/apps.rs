@@ -169,8 +169,10 @@ pub fn pending_schema() -> Value {
                 "properties": {
                     "tool": {"type": "string"}, "title": {"type": "string"}, "effect": {"type": "string"},
                     "target": {"type": "object"}, "workspace": {"type": "string"}, "facts": {"type": ["string", "null"]},
+                    "arguments": {"type": "object", "additionalProperties": {"type": "string"},
+                                  "description": "Every other argument of the call, as JSON text"},
                 },
-                "required": ["tool", "title", "effect", "target", "workspace", "facts"],
+                "required": ["tool", "title", "effect", "target", "arguments", "workspace", "facts"],
                 "additionalProperties": false,
             },
         },
@@ -195,7 +197,7 @@ pub fn output(row: &super::catalogue::ToolRow) -> Value {
 pub fn app_tools() -> [Value; 2] {
     let schema = json!({
         "type": "object",
-        "properties": {"token": {"type": "string", "minLength": 1, "maxLength": 4096,
+        "properties": {"token": {"type": "string", "minLength": 1, "maxLength": 65536,
                                  "description": "The token of the confirmation being answered (its result's _meta)"}},
         "required": ["token"],
         "additionalProperties": false,
@@ -239,16 +241,24 @@ pub fn pending(
     let token = input::seal(call, tenant, PURPOSE, &binding, data)?;
     let workspace = tenant.workspace.as_str();
     let message = super::confirm::message(title, effect, args, workspace, facts);
-    let target: Map<String, Value> = args
+    let (target, given): (Map<String, Value>, Map<String, Value>) = args
         .iter()
-        .filter(|(k, _)| super::confirm::TARGETS.contains(&k.as_str()))
         .map(|(k, v)| (k.clone(), v.clone()))
+        .partition(|(k, _)| super::confirm::TARGETS.contains(&k.as_str()));
+    // Every other argument, as the form shows it: JSON, with any character
+    // that hides, reorders or breaks text written `\u{XXXX}`.
+    let given: Map<String, Value> = given
+        .into_iter()
+        .map(|(k, v)| {
+            let shown = inbox_domain::text::escape(&v.to_string()).into_owned();
+            (k, Value::from(shown))
+        })
         .collect();
     let structured = json!({
         "result": "confirmation_pending",
         "message": message,
         "confirmation": {"tool": name, "title": title, "effect": effect, "target": target,
-                         "workspace": workspace, "facts": facts},
+                         "arguments": given, "workspace": workspace, "facts": facts},
     });
     let text = format!(
         "Nothing was done yet: the person approves or declines this in the confirmation view. Do not call {name} again for it. {message}"
@@ -283,7 +293,7 @@ pub async fn answer(call: &Call<'_>, ctx: &Ctx<'_>, tenant: &Tenant, approve: bo
         RpcError::invalid_params("Invalid or expired requestState")
     };
     let token = match (args.get("token"), args.len()) {
-        (Some(Value::String(token)), 1) if token.len() <= 4096 => token,
+        (Some(Value::String(token)), 1) if token.len() <= 65_536 => token,
         _ => return Err(RpcError::invalid_params("arguments must be {\"token\": string}")),
     };
     // What the token names (read first: the binding is made from it), then

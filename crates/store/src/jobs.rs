@@ -214,10 +214,29 @@ impl Store {
         }
     }
 
-    /// Writes a job as it is now.
+    /// Writes a job as it is now — unless the e-mail it is about was erased
+    /// while it ran (`Store::scrub_copies` marked it): then it is written
+    /// with its result emptied, as the erasure left it.
     pub async fn put_job(&self, t: &Tenant, job: &Job) -> Result<(), StoreError> {
-        self.client().put_item().table_name(self.table()).set_item(Some(Self::job_item(t, job)?)).send().await?;
-        Ok(())
+        let written = self
+            .client()
+            .put_item()
+            .table_name(self.table())
+            .set_item(Some(Self::job_item(t, job)?))
+            .condition_expression("attribute_not_exists(copies_erased)")
+            .send()
+            .await;
+        match written.map_err(StoreError::from) {
+            Err(StoreError::Conflict) => {
+                let mut emptied = job.clone();
+                emptied.result = Some(serde_json::json!({"email_id": job.subject_id, "erased": true}));
+                let mut item = Self::job_item(t, &emptied)?;
+                item.insert("copies_erased".into(), aws_sdk_dynamodb::types::AttributeValue::Bool(true));
+                self.client().put_item().table_name(self.table()).set_item(Some(item)).send().await?;
+                Ok(())
+            }
+            other => other.map(|_| ()),
+        }
     }
 
     /// Takes a job to run: `queued → running`, or a `running` job whose lease

@@ -200,8 +200,10 @@ impl Store {
             let Some(email) = self.get_email_record(t, id).await? else { return Ok(None) };
             if email.erased_by.is_some() {
                 erasure.already_erased = true;
-                // Its trail still gets the call's record.
-                self.transact_audited(t, Vec::new(), audit).await?;
+                // Its trail still gets the call's record (an API call's; a data request has its own).
+                if audit.is_some() {
+                    self.transact_audited(t, Vec::new(), audit).await?;
+                }
                 written = Some(email);
                 break;
             }
@@ -221,7 +223,7 @@ impl Store {
             return Err(StoreError::Throttled);
         };
         erasure.index_entries = self.drop_identifiers(t, id).await?;
-        let (jobs, deliveries) = self.scrub_copies(t, &original).await?;
+        let (jobs, deliveries) = self.scrub_copies(t, id, &original.created_at).await?;
         (erasure.jobs, erasure.deliveries) = (jobs, deliveries);
         Ok(Some(erasure))
     }
@@ -246,7 +248,8 @@ impl Store {
         Ok(count)
     }
 
-    /// Empties what jobs and deliveries copied from e-mail `id`: a job's
+    /// Empties what jobs and deliveries copied from e-mail `id` (stored at
+    /// `created_at`): a job's
     /// result (decoded bills, status) becomes `{"email_id", "erased": true}`,
     /// a delivery's stored event is removed (it can no longer be resent).
     /// They are found by the references written beside the e-mail
@@ -254,8 +257,7 @@ impl Store {
     /// else; an e-mail stored before those references were written
     /// (`REFERENCED_SINCE`) has its copies found by reading the workspace's
     /// jobs and deliveries once. How many jobs and deliveries were emptied.
-    pub async fn scrub_copies(&self, t: &Tenant, email: &Email) -> Result<(usize, usize), StoreError> {
-        let id = email.id.as_str();
+    pub async fn scrub_copies(&self, t: &Tenant, id: &str, created_at: &str) -> Result<(usize, usize), StoreError> {
         let refs = self.partition(home(t, id), Some(&keys::copy_refs(id))).await?;
         let mut jobs = Vec::new();
         let mut deliveries = Vec::new();
@@ -267,7 +269,7 @@ impl Store {
                 _ => {}
             }
         }
-        if email.created_at.as_str() < REFERENCED_SINCE {
+        if created_at < REFERENCED_SINCE {
             let (old_jobs, old_deliveries) = self.copies_by_scan(t, id).await?;
             jobs.extend(old_jobs);
             deliveries.extend(old_deliveries);
@@ -279,22 +281,23 @@ impl Store {
         let (mut emptied_jobs, mut emptied_deliveries) = (0, 0);
         let erased: Item = [("email_id".to_owned(), s(id)), ("erased".to_owned(), AttributeValue::Bool(true))].into();
         for job in &jobs {
+            // A job still running has no result yet: it is marked, and its
+            // runner writes no result over the mark (`Store::put_job`).
             let update = self
                 .client()
                 .update_item()
                 .table_name(self.table())
                 .key(PK, s(home(t, job)))
                 .key(SK, s(keys::job(job)))
-                .update_expression("SET #r = :erased")
-                .condition_expression("attribute_exists(pk) AND attribute_type(#r, :map)")
+                .update_expression("SET #r = :erased, copies_erased = :t")
+                .condition_expression("attribute_exists(pk)")
                 .expression_attribute_names("#r", "result")
                 .expression_attribute_values(":erased", AttributeValue::M(erased.clone()))
-                .expression_attribute_values(":map", s("M"))
+                .expression_attribute_values(":t", AttributeValue::Bool(true))
                 .send()
                 .await;
             match update.map_err(StoreError::from) {
                 Ok(_) => emptied_jobs += 1,
-                // Gone, or no result yet (still running: its write-back finds the e-mail erased).
                 Err(StoreError::Conflict) => {}
                 Err(e) => return Err(e),
             }
@@ -317,11 +320,8 @@ impl Store {
                 Err(e) => return Err(e),
             }
         }
-        let refs: Vec<(String, String)> = refs
-            .iter()
-            .filter_map(|item| Some((super::get_s(item, PK).ok()?.to_owned(), super::get_s(item, SK).ok()?.to_owned())))
-            .collect();
-        self.delete_keys(refs).await?;
+        // The references stay (ids only): a copy written after this (a
+        // delivery still being sent) is found by the next scrub.
         Ok((emptied_jobs, emptied_deliveries))
     }
 
@@ -348,7 +348,7 @@ impl Store {
         Ok((jobs, deliveries))
     }
 
-    /// Live e-mails received before `cutoff` whose content is still there,
+    /// Live e-mails stored before `cutoff` whose content is still there,
     /// at most `limit` (the retention purge's work, oldest first per shard).
     pub async fn emails_past_retention(
         &self,
@@ -365,11 +365,16 @@ impl Store {
                     .query()
                     .table_name(self.table())
                     .index_name(keys::GSI1)
-                    .key_condition_expression("#kp = :kp AND #ks < :cut")
-                    .filter_expression("attribute_not_exists(content_purged_at)")
+                    // Received no later than a few minutes after it was
+                    // stored (`received_at` is never in the future), so the
+                    // timeline bounds what to read; retention counts from
+                    // `created_at`.
+                    .key_condition_expression("#kp = :kp AND #ks < :late")
+                    .filter_expression("attribute_not_exists(content_purged_at) AND created_at < :cut")
                     .expression_attribute_names("#kp", keys::GSI1_PK)
                     .expression_attribute_names("#ks", keys::GSI1_SK)
                     .expression_attribute_values(":kp", s(keys::emails_index(&pk)))
+                    .expression_attribute_values(":late", s(late_bound(cutoff)))
                     .expression_attribute_values(":cut", s(cutoff))
                     .set_exclusive_start_key(start.take())
                     .send()
@@ -556,6 +561,14 @@ impl Store {
             }
         }
     }
+}
+
+/// The latest `received_at` an e-mail stored before `cutoff` can have: the
+/// ingestion takes a time at most `retention::FUTURE_SKEW_SECS` ahead.
+fn late_bound(cutoff: &str) -> String {
+    inbox_domain::clock::parse_instant(cutoff)
+        .map(|at| inbox_domain::clock::format(at + time::Duration::seconds(inbox_domain::retention::FUTURE_SKEW_SECS)))
+        .map_or_else(|| "~".to_owned(), |bound| format!("{bound}#~"))
 }
 
 /// Where an organization's export documents are kept: apart from the

@@ -240,24 +240,37 @@ async fn process_email(runner: &Runner, t: &Tenant, job: &Job) -> Result<Value, 
     let Some(mut email) = runner.store.get_email(t, &job.subject_id).await? else {
         return Err(EffectError::Permanent("the e-mail was deleted".into()));
     };
+    let digests_of = |email: &Email, in_files| -> Vec<String> {
+        identifiers(email, in_files)
+            .iter()
+            .filter_map(|id| identifier_digests(&runner.secrets, &t.org, id).into_iter().next())
+            .collect()
+    };
     let event = if email.status == EmailStatus::Rejected && job.kind == JobKind::EmailProcess {
+        // A rejected message still holds what its sender wrote (its files
+        // were not kept): a data subject's request must find it too.
+        runner.store.index_identifiers(t, &email.id, &digests_of(&email, BTreeSet::new())).await?;
         EventType::EmailRejected
     } else {
         let in_files = read_bills(runner, t, &mut email, Some(&job.id)).await?;
         // Indexed before the e-mail is written: should the write lose to a
         // delete or a newer reprocess, an entry too many is a hint that
         // leads nowhere (its readers read the e-mail), never a miss.
-        let digests: Vec<String> = identifiers(&email, in_files)
-            .iter()
-            .filter_map(|id| identifier_digests(&runner.secrets, &t.org, id).into_iter().next())
-            .collect();
-        runner.store.index_identifiers(t, &email.id, &digests).await?;
+        runner.store.index_identifiers(t, &email.id, &digests_of(&email, in_files)).await?;
         let read_version = std::mem::replace(&mut email.updated_at, now_string());
         // Over the version read only: a delete or a newer reprocess that
         // landed meanwhile wins, and this job ends without notifying.
         match runner.store.put_processed_email(t, &email, &read_version).await {
             Ok(()) => {}
-            Err(StoreError::Conflict) => return Err(EffectError::Permanent(SUPERSEDED.into())),
+            Err(StoreError::Conflict) => {
+                // Erased meanwhile: the entries just written must go too.
+                if let Some(now) = runner.store.get_email_record(t, &email.id).await?
+                    && now.erased_by.is_some()
+                {
+                    runner.store.drop_identifiers(t, &email.id).await?;
+                }
+                return Err(EffectError::Permanent(SUPERSEDED.into()));
+            }
             Err(e) => return Err(e.into()),
         }
         if email.status == EmailStatus::Processed { EventType::EmailProcessed } else { EventType::EmailFailed }
@@ -268,6 +281,15 @@ async fn process_email(runner: &Runner, t: &Tenant, job: &Job) -> Result<Value, 
         "reason": email.reason, "error": email.error,
     });
     let deliveries = notify(runner, t, event, data, None, Some(&job.id), Some(&email.id)).await?;
+    // Erased while the webhooks were notified: the events just stored go
+    // too (their references were written first), and the result keeps
+    // nothing of it.
+    if let Some(now) = runner.store.get_email_record(t, &email.id).await?
+        && now.erased_by.is_some()
+    {
+        runner.store.scrub_copies(t, &now.id, &now.created_at).await?;
+        return Ok(json!({"email_id": email.id, "erased": true}));
+    }
     Ok(json!({
         "email_id": email.id, "status": email.status, "extracted": email.extracted, "bills": email.bills,
         "reason": email.reason, "error": email.error, "deliveries": deliveries,

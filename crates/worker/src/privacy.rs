@@ -72,14 +72,16 @@ async fn sweep_workspace(
             if email.status == EmailStatus::Processing {
                 continue;
             }
-            let files = runner.store.objects().keys_under(&format!("{}/{}/{}/", t.org, t.workspace, email.id)).await?;
-            runner.store.objects().delete(&files).await?;
             let read = std::mem::replace(&mut email.updated_at, at.clone());
             // The moment it expired, as reads have shown it since (`retention::hide_expired`).
-            let expired = inbox_domain::retention::expiry(&email.received_at, t.retention_days);
+            let expired = inbox_domain::retention::expiry(&email.created_at, t.retention_days);
             email.purge_content(expired.as_deref().unwrap_or(&at));
+            // The record first: a reprocess that lands meanwhile keeps its files to read.
             match runner.store.put_purged_email(t, &email, &read).await {
                 Ok(()) => {
+                    let files =
+                        runner.store.objects().keys_under(&format!("{}/{}/{}/", t.org, t.workspace, email.id)).await?;
+                    runner.store.objects().delete(&files).await?;
                     purged_here += 1;
                     swept.files += files.len();
                 }
@@ -101,6 +103,10 @@ pub async fn email_removed(runner: &Runner, t: &Tenant, id: &str) -> Result<(), 
     let files = runner.store.objects().keys_under(&format!("{}/{}/{id}/", t.org, t.workspace)).await?;
     runner.store.objects().delete(&files).await?;
     runner.store.drop_identifiers(t, id).await?;
+    // Its copies (job results, stored events) through its references; the
+    // record is gone, so only referenced copies can be found.
+    let t = runner.with_shards(t).await?;
+    runner.store.scrub_copies(&t, id, inbox_store::privacy::REFERENCED_SINCE).await?;
     Ok(())
 }
 

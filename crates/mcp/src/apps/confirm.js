@@ -25,6 +25,12 @@ const render = (result) => {
     row.appendChild(view.el('span', 'code', typeof value === 'string' ? value : JSON.stringify(value)));
     main.appendChild(row);
   }
+  for (const [name, value] of Object.entries(asked.arguments || {})) {
+    const row = view.el('div', 'row');
+    row.appendChild(view.el('span', 'label', name));
+    row.appendChild(view.el('span', 'code', value));
+    main.appendChild(row);
+  }
   const where = view.el('div', 'row');
   where.appendChild(view.el('span', 'label', 'workspace'));
   where.appendChild(view.el('span', 'code', asked.workspace));
