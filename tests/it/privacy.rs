@@ -591,3 +591,32 @@ async fn an_email_stored_before_copies_were_referenced_has_them_found_and_emptie
     let failed = get(&h, &format!("/jobs/{job}")).await["data"].clone();
     assert!(failed["error"].as_str().unwrap_or_default().contains("erased"), "{failed}");
 }
+
+#[tokio::test]
+async fn a_data_request_whose_run_ended_midway_is_taken_over_once_its_lease_lapses() {
+    let h = harness();
+    ingest_json(&h, "cobranca@loja.example", "Sua compra", &format!("Cliente CPF {CPF}")).await;
+    let id = data_request(&h, "erase", CPF).await;
+    let app = h.app().await;
+    let org = inbox::domain::OrgId::parse("org_demo").unwrap();
+    // A run took it and died: while its lease holds, nobody else runs it.
+    assert!(app.store.lease_data_request(&org, &id).await.unwrap().is_some());
+    let held = inbox::worker::privacy::run_data_request(&app.runner, &org, &id).await.unwrap();
+    assert_eq!(held, inbox::worker::privacy::RequestRan::Skipped);
+    assert!(app.store.queued_data_requests().await.unwrap().is_empty(), "not to run while held");
+    // Once it lapses, the next run (the stream's retry, the daily run, the local poller) takes it over.
+    common::dynamodb_client()
+        .update_item()
+        .table_name(&h.table)
+        .key("pk", aws_sdk_dynamodb::types::AttributeValue::S("T#org_demo".into()))
+        .key("sk", aws_sdk_dynamodb::types::AttributeValue::S(format!("DSR#{id}")))
+        .update_expression("SET lease_until = :past")
+        .expression_attribute_values(":past", aws_sdk_dynamodb::types::AttributeValue::N("1".into()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(app.store.queued_data_requests().await.unwrap(), vec![(org.clone(), id.clone())]);
+    run_requests(&h).await;
+    let followed = org_get(&h, &format!("/org/data_requests/{id}")).await["data"].clone();
+    assert_eq!((followed["status"].clone(), followed["emails"].clone()), (json!("succeeded"), json!(1)), "{followed}");
+}

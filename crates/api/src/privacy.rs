@@ -112,6 +112,7 @@ async fn create(ctx: &Ctx<'_>, input: &Input<'_>) -> Result<ApiResponse, ApiErro
         digests: identifier_digests(ctx.secrets, org, &body.identifier.0),
         org_id: org.to_string(),
         request,
+        lease_until: None,
     };
     let audit = ctx.audit(&stored.request.id, StatusCode::ACCEPTED)?;
     ctx.store.create_data_request(&stored, org, &audit).await?;

@@ -52,7 +52,15 @@ pub struct StoredDataRequest {
     pub request: DataRequest,
     pub org_id: String,
     pub digests: Vec<String>,
+    /// While running: when the runner's claim lapses (unix seconds) and
+    /// another run may take it over, where it left off.
+    #[serde(default)]
+    pub lease_until: Option<u64>,
 }
+
+/// How long a run of a data-subject request holds it: under the worker's
+/// timeout, so a run the timeout ends is taken over by the redelivery.
+pub const DATA_REQUEST_LEASE_SECS: u64 = 110;
 
 /// What an organization's purge found (or, on a dry run, would remove), by
 /// kind of item (the sort key's first component), and what it kept.
@@ -348,48 +356,44 @@ impl Store {
         Ok((jobs, deliveries))
     }
 
-    /// Live e-mails stored before `cutoff` whose content is still there,
-    /// at most `limit` (the retention purge's work, oldest first per shard).
+    /// One page of shard `shard`'s live e-mails stored before `cutoff` whose
+    /// content is still there (the retention purge's work, oldest first),
+    /// and where the next page starts.
     pub async fn emails_past_retention(
         &self,
         t: &Tenant,
+        shard: u16,
         cutoff: &str,
         limit: usize,
-    ) -> Result<Vec<Email>, StoreError> {
-        let mut found = Vec::new();
-        for pk in shard_pks(t) {
-            let mut start = None;
-            while found.len() < limit {
-                let out = self
-                    .client()
-                    .query()
-                    .table_name(self.table())
-                    .index_name(keys::GSI1)
-                    // Received no later than a few minutes after it was
-                    // stored (`received_at` is never in the future), so the
-                    // timeline bounds what to read; retention counts from
-                    // `created_at`.
-                    .key_condition_expression("#kp = :kp AND #ks < :late")
-                    .filter_expression("attribute_not_exists(content_purged_at) AND created_at < :cut")
-                    .expression_attribute_names("#kp", keys::GSI1_PK)
-                    .expression_attribute_names("#ks", keys::GSI1_SK)
-                    .expression_attribute_values(":kp", s(keys::emails_index(&pk)))
-                    .expression_attribute_values(":late", s(late_bound(cutoff)))
-                    .expression_attribute_values(":cut", s(cutoff))
-                    .set_exclusive_start_key(start.take())
-                    .send()
-                    .await?;
-                for item in out.items.unwrap_or_default() {
-                    found.push(super::items::from_item::<Email>(item)?);
-                }
-                match out.last_evaluated_key {
-                    Some(key) if !key.is_empty() => start = Some(key),
-                    _ => break,
-                }
-            }
-        }
-        found.truncate(limit);
-        Ok(found)
+        start: Option<Item>,
+    ) -> Result<(Vec<Email>, Option<Item>), StoreError> {
+        let pk = keys::ws_shard(&t.org, &t.workspace, shard);
+        let out = self
+            .client()
+            .query()
+            .table_name(self.table())
+            .index_name(keys::GSI1)
+            // Received no later than a few minutes after it was stored
+            // (`received_at` is never in the future), so the timeline bounds
+            // what to read; retention counts from `created_at`.
+            .key_condition_expression("#kp = :kp AND #ks < :late")
+            .filter_expression("attribute_not_exists(content_purged_at) AND created_at < :cut")
+            .expression_attribute_names("#kp", keys::GSI1_PK)
+            .expression_attribute_names("#ks", keys::GSI1_SK)
+            .expression_attribute_values(":kp", s(keys::emails_index(&pk)))
+            .expression_attribute_values(":late", s(late_bound(cutoff)))
+            .expression_attribute_values(":cut", s(cutoff))
+            .limit(i32::try_from(limit).unwrap_or(i32::MAX))
+            .set_exclusive_start_key(start)
+            .send()
+            .await?;
+        let emails = out
+            .items
+            .unwrap_or_default()
+            .into_iter()
+            .map(super::items::from_item::<Email>)
+            .collect::<Result<_, _>>()?;
+        Ok((emails, out.last_evaluated_key.filter(|key| !key.is_empty())))
     }
 
     /// Writes an e-mail whose content retention purged, over the version
@@ -504,20 +508,25 @@ impl Store {
         Ok(())
     }
 
-    /// Takes a queued request to run (`queued → running`); `None` when
-    /// another runner took it or it ran: a redelivered record runs once.
+    /// Takes a request to run: `queued → running`, or a `running` one whose
+    /// lease lapsed (a run that ended midway: it goes on where that one
+    /// left off). `None` when another runner holds it or it finished: a
+    /// redelivered record runs once at a time.
     pub async fn lease_data_request(&self, org: &OrgId, id: &str) -> Result<Option<StoredDataRequest>, StoreError> {
+        let now = inbox_support::sys::unix_now();
         let result = self
             .client()
             .update_item()
             .table_name(self.table())
             .key(PK, s(keys::tenant(org)))
             .key(SK, s(keys::data_request(id)))
-            .update_expression("SET #st = :running, updated_at = :at")
-            .condition_expression("#st = :queued")
+            .update_expression("SET #st = :running, updated_at = :at, lease_until = :lease")
+            .condition_expression("#st = :queued OR (#st = :running AND lease_until < :now)")
             .expression_attribute_names("#st", "status")
             .expression_attribute_values(":running", s(JobStatus::Running.as_str()))
             .expression_attribute_values(":queued", s(JobStatus::Queued.as_str()))
+            .expression_attribute_values(":lease", super::n(now + DATA_REQUEST_LEASE_SECS))
+            .expression_attribute_values(":now", super::n(now))
             .expression_attribute_values(":at", s(inbox_support::sys::now_string()))
             .return_values(aws_sdk_dynamodb::types::ReturnValue::AllNew)
             .send()
@@ -531,8 +540,9 @@ impl Store {
         }
     }
 
-    /// Queued data-subject requests (the local runner's view, like
-    /// `queued_jobs`: a scan of the local table, never run on AWS).
+    /// Data-subject requests to run: queued, or running with a lapsed lease
+    /// (a scan: the local runner's view, and on AWS the daily run's, which
+    /// takes over a request the stream's retries did not finish).
     pub async fn queued_data_requests(&self) -> Result<Vec<(OrgId, String)>, StoreError> {
         let mut found = Vec::new();
         let mut start = None;
@@ -541,11 +551,15 @@ impl Store {
                 .client()
                 .scan()
                 .table_name(self.table())
-                .filter_expression("begins_with(#sk, :dsr) AND #st = :queued")
+                .filter_expression(
+                    "begins_with(#sk, :dsr) AND (#st = :queued OR (#st = :running AND lease_until < :now))",
+                )
                 .expression_attribute_names("#sk", SK)
                 .expression_attribute_names("#st", "status")
                 .expression_attribute_values(":dsr", s(keys::DATA_REQUEST_PREFIX))
                 .expression_attribute_values(":queued", s(JobStatus::Queued.as_str()))
+                .expression_attribute_values(":running", s(JobStatus::Running.as_str()))
+                .expression_attribute_values(":now", super::n(inbox_support::sys::unix_now()))
                 .set_exclusive_start_key(start.take())
                 .send()
                 .await?;

@@ -30,10 +30,13 @@ pub struct Swept {
     pub purged: usize,
     /// Files deleted with them.
     pub files: usize,
+    /// Workspaces whose sweep stopped on an error (the next one takes them on).
+    pub unfinished: usize,
 }
 
-/// How many e-mails one page of the sweep takes, and how many pages a
-/// workspace gets per sweep (the rest waits for the next day; reads hide it).
+/// How many e-mails one page of the sweep reads, and how many pages each
+/// shard of a workspace gets per sweep (the rest waits for the next day;
+/// reads hide it meanwhile).
 const PAGE: usize = 100;
 const PAGES: usize = 50;
 
@@ -48,11 +51,29 @@ pub async fn sweep(runner: &Runner, now: OffsetDateTime) -> Result<Swept, StoreE
                 retention_days: workspaces.retention(ws),
                 ..Tenant::new(org.clone(), ws.clone(), Role::Viewer)
             };
-            sweep_workspace(runner, &tenant, now, &mut swept).await?;
-            swept.workspaces += 1;
+            // One workspace's trouble does not hold up the others.
+            match sweep_workspace(runner, &tenant, now, &mut swept).await {
+                Ok(()) => swept.workspaces += 1,
+                Err(e) => {
+                    tracing::warn!(workspace = %ws, error = %e, "retention sweep of a workspace stopped; the next sweep takes it on");
+                    swept.unfinished += 1;
+                }
+            }
         }
     }
-    tracing::info!(workspaces = swept.workspaces, purged = swept.purged, files = swept.files, "retention sweep done");
+    // Data-subject requests whose runs the stream's retries did not finish.
+    for (org, id) in runner.store.queued_data_requests().await? {
+        if let Err(e) = run_data_request(runner, &org, &id).await {
+            tracing::warn!(request = %id, error = %e, "a data request could not be recorded; the next run takes it on");
+        }
+    }
+    tracing::info!(
+        workspaces = swept.workspaces,
+        purged = swept.purged,
+        files = swept.files,
+        unfinished = swept.unfinished,
+        "retention sweep done"
+    );
     Ok(swept)
 }
 
@@ -64,35 +85,49 @@ async fn sweep_workspace(
 ) -> Result<(), StoreError> {
     let cutoff = inbox_domain::retention::cutoff(now, t.retention_days);
     let at = inbox_domain::clock::format(now);
-    for _ in 0..PAGES {
-        let page = runner.store.emails_past_retention(t, &cutoff, PAGE).await?;
-        let mut purged_here = 0;
-        for mut email in page.iter().cloned() {
-            // A job is reading it: the next sweep takes it.
-            if email.status == EmailStatus::Processing {
-                continue;
-            }
-            let read = std::mem::replace(&mut email.updated_at, at.clone());
-            // The moment it expired, as reads have shown it since (`retention::hide_expired`).
-            let expired = inbox_domain::retention::expiry(&email.created_at, t.retention_days);
-            email.purge_content(expired.as_deref().unwrap_or(&at));
-            // The record first: a reprocess that lands meanwhile keeps its files to read.
-            match runner.store.put_purged_email(t, &email, &read).await {
-                Ok(()) => {
-                    let files =
-                        runner.store.objects().keys_under(&format!("{}/{}/{}/", t.org, t.workspace, email.id)).await?;
-                    runner.store.objects().delete(&files).await?;
-                    purged_here += 1;
-                    swept.files += files.len();
-                }
-                // Changed meanwhile: the next sweep looks again.
-                Err(StoreError::Conflict) => {}
-                Err(e) => return Err(e),
+    for shard in 0..t.shards.read_count() {
+        let mut start = None;
+        for _ in 0..PAGES {
+            let (page, next) = runner.store.emails_past_retention(t, shard, &cutoff, PAGE, start.take()).await?;
+            purge_page(runner, t, page, &at, swept).await?;
+            match next {
+                Some(key) => start = Some(key),
+                None => break,
             }
         }
-        swept.purged += purged_here;
-        if page.len() < PAGE || purged_here == 0 {
-            break;
+    }
+    Ok(())
+}
+
+/// Purges one page's e-mails (one being processed is left for the next sweep).
+async fn purge_page(
+    runner: &Runner,
+    t: &Tenant,
+    page: Vec<Email>,
+    at: &str,
+    swept: &mut Swept,
+) -> Result<(), StoreError> {
+    for mut email in page {
+        // A job is reading it: the next sweep takes it.
+        if email.status == EmailStatus::Processing {
+            continue;
+        }
+        let read = std::mem::replace(&mut email.updated_at, at.to_owned());
+        // The moment it expired, as reads have shown it since (`retention::hide_expired`).
+        let expired = inbox_domain::retention::expiry(&email.created_at, t.retention_days);
+        email.purge_content(expired.as_deref().unwrap_or(at));
+        // The record first: a reprocess that lands meanwhile keeps its files to read.
+        match runner.store.put_purged_email(t, &email, &read).await {
+            Ok(()) => {
+                let prefix = format!("{}/{}/{}/", t.org, t.workspace, email.id);
+                let files = runner.store.objects().keys_under(&prefix).await?;
+                runner.store.objects().delete(&files).await?;
+                swept.purged += 1;
+                swept.files += files.len();
+            }
+            // Changed meanwhile: the next sweep looks again.
+            Err(StoreError::Conflict) => {}
+            Err(e) => return Err(e),
         }
     }
     Ok(())
@@ -126,7 +161,7 @@ pub async fn run_data_request(runner: &Runner, org: &OrgId, id: &str) -> Result<
     };
     let outcome = match stored.request.kind {
         DataRequestKind::Export => export(runner, org, &stored).await,
-        DataRequestKind::Erase => erase(runner, org, &stored).await,
+        DataRequestKind::Erase => erase(runner, org, &mut stored).await,
     };
     match outcome {
         Ok(count) => {
@@ -134,7 +169,13 @@ pub async fn run_data_request(runner: &Runner, org: &OrgId, id: &str) -> Result<
             stored.request.emails = count;
             stored.request.error = None;
         }
-        Err(e) => {
+        Err(RunError::TooMany(found)) => {
+            stored.request.status = JobStatus::Failed;
+            stored.request.error = Some(format!(
+                "{found} e-mails name this identifier, more than one export holds ({MAX_EXPORT}); it is the organization's own or a biller's, not a person's"
+            ));
+        }
+        Err(RunError::Store(e)) => {
             // The storage error is for the log; the requester reads a sentence.
             tracing::error!(request = %id, error = %e, "data request failed");
             stored.request.status = JobStatus::Failed;
@@ -142,9 +183,26 @@ pub async fn run_data_request(runner: &Runner, org: &OrgId, id: &str) -> Result<
         }
     }
     stored.request.updated_at = now_string();
+    stored.lease_until = None;
     runner.store.put_data_request(org, &stored).await?;
     tracing::info!(request = %id, kind = stored.request.kind.as_str(), status = stored.request.status.as_str(), emails = stored.request.emails, "data request done");
     Ok(RequestRan::Finished(stored.request.status))
+}
+
+/// The most e-mails one export holds (its document is made in memory).
+pub const MAX_EXPORT: usize = 10_000;
+
+/// Why a run did not finish.
+enum RunError {
+    Store(StoreError),
+    /// An export of more e-mails than `MAX_EXPORT`.
+    TooMany(usize),
+}
+
+impl From<StoreError> for RunError {
+    fn from(e: StoreError) -> Self {
+        RunError::Store(e)
+    }
 }
 
 /// The e-mails the index lists under any of the request's digests, by workspace.
@@ -169,12 +227,17 @@ async fn tenant(runner: &Runner, org: &OrgId, ws: &WorkspaceId) -> Result<Tenant
 
 /// Writes one JSON document with every e-mail the request finds (those
 /// soft-deleted but not yet removed included, marked); how many.
-async fn export(runner: &Runner, org: &OrgId, stored: &StoredDataRequest) -> Result<u64, StoreError> {
+async fn export(runner: &Runner, org: &OrgId, stored: &StoredDataRequest) -> Result<u64, RunError> {
     let mut emails: Vec<Value> = Vec::new();
     // Content past its workspace's retention is exported as reads show it: gone.
     let retention = runner.store.org_workspaces(org).await?;
     let now = inbox_support::sys::now();
-    for (ws, ids) in hits(runner, org, stored).await? {
+    let found = hits(runner, org, stored).await?;
+    let total: usize = found.values().map(BTreeSet::len).sum();
+    if total > MAX_EXPORT {
+        return Err(RunError::TooMany(total));
+    }
+    for (ws, ids) in found {
         let t = tenant(runner, org, &ws).await?;
         for id in ids {
             let Some(mut email) = runner.store.get_email_record(&t, &id).await? else { continue };
@@ -211,17 +274,30 @@ fn exported(ws: &WorkspaceId, email: Email) -> Value {
     json!({"workspace_id": ws.as_str(), "deleted_at": deleted_at, "email": record})
 }
 
-/// Erases every e-mail the request finds; how many were erased by it.
-async fn erase(runner: &Runner, org: &OrgId, stored: &StoredDataRequest) -> Result<u64, StoreError> {
+/// Erases every e-mail the request finds; how many were erased by it (by
+/// this run and the runs before it, whose count it carries on: an erasure
+/// already done is skipped at the cost of one read). The count and the
+/// lease are written every `PROGRESS_EVERY` e-mails, so a run the timeout
+/// ends is taken over where it stood.
+async fn erase(runner: &Runner, org: &OrgId, stored: &mut StoredDataRequest) -> Result<u64, RunError> {
+    const PROGRESS_EVERY: u64 = 25;
     let by = format!("data request {}", stored.request.id);
-    let mut erased = 0;
+    let mut erased = stored.request.emails;
     for (ws, ids) in hits(runner, org, stored).await? {
         let t = tenant(runner, org, &ws).await?;
         for id in ids {
-            if let Some(erasure) = runner.store.erase_email(&t, &id, &by, None).await?
-                && !erasure.already_erased
-            {
+            if runner.store.get_email_record(&t, &id).await?.is_none_or(|e| e.erased_by.is_some()) {
+                continue;
+            }
+            if runner.store.erase_email(&t, &id, &by, None).await?.is_some_and(|e| !e.already_erased) {
                 erased += 1;
+                if erased.is_multiple_of(PROGRESS_EVERY) {
+                    stored.request.emails = erased;
+                    stored.request.updated_at = now_string();
+                    stored.lease_until =
+                        Some(inbox_support::sys::unix_now() + inbox_store::privacy::DATA_REQUEST_LEASE_SECS);
+                    runner.store.put_data_request(org, stored).await?;
+                }
             }
         }
     }
