@@ -10,13 +10,14 @@ fn well_formed(s: &str) -> bool {
 }
 
 macro_rules! tenant_id {
-    ($name:ident) => {
+    ($name:ident, $reserved:expr) => {
         #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub struct $name(String);
 
         impl $name {
             pub fn parse(s: &str) -> Option<Self> {
-                well_formed(s).then(|| Self(s.to_owned()))
+                let reserved: &[&str] = &$reserved;
+                (well_formed(s) && !reserved.contains(&s)).then(|| Self(s.to_owned()))
             }
 
             pub fn as_str(&self) -> &str {
@@ -32,8 +33,10 @@ macro_rules! tenant_id {
     };
 }
 
-tenant_id!(OrgId);
-tenant_id!(WorkspaceId);
+// An organization's files are under `{org}/` in the attachments bucket;
+// SES's raw messages are under `inbound/`: no organization may be called so.
+tenant_id!(OrgId, ["inbound"]);
+tenant_id!(WorkspaceId, []);
 
 impl WorkspaceId {
     /// Where an organization's own changes are recorded (`Tenant::organization`):
@@ -50,6 +53,8 @@ mod tests {
     #[test]
     fn separators_and_traversal_are_refused() {
         assert!(OrgId::parse("org_demo").is_some());
+        assert!(OrgId::parse("inbound").is_none(), "the bucket's SES prefix");
+        assert!(WorkspaceId::parse("inbound").is_some());
         for bad in ["", "a#b", "../x", "a/b", "a%2Fb", "ç", &"x".repeat(65)] {
             assert!(WorkspaceId::parse(bad).is_none(), "{bad}");
         }
