@@ -480,18 +480,9 @@ async fn the_operators_purge_command_asks_for_yes_counts_on_a_dry_run_and_prints
     let raw = message("a@sender.example", "Purged by the CLI", "Body", &pdf("text"), &days_ago(1));
     let id = ingest_and_process(&h, &raw).await;
     let purge = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_kobana-inbox-mcp"))
-            .args(["admin", "org", "purge", "--org", "org_demo"])
-            .args(args)
-            .env("TABLE_NAME", &h.table)
-            .env("DYNAMODB_ENDPOINT", common::dynamodb_endpoint())
-            .env("ATTACHMENTS_BUCKET", &bucket)
-            .env("AWS_REGION", "us-east-1")
-            .env("USER", "ops")
-            .output()
-            .expect("the binary runs");
-        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-        (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+        let mut line = vec!["org", "purge", "--org", "org_demo"];
+        line.extend_from_slice(args);
+        crate::tenancy_admin::cli_env(&h, &line, &[("ATTACHMENTS_BUCKET", &bucket)])
     };
     let before = table_dump_sorted(&h.table).await;
 

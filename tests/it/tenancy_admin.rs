@@ -17,9 +17,15 @@ pub(crate) fn cli(h: &Harness, args: &str) -> (i32, String, String) {
 
 /// `cli` with the arguments as given (one may hold a space or a newline).
 fn cli_args(h: &Harness, args: &[&str]) -> (i32, String, String) {
+    cli_env(h, args, &[])
+}
+
+/// `cli_args` with more environment (`ATTACHMENTS_BUCKET`, say).
+pub(crate) fn cli_env(h: &Harness, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_kobana-inbox-mcp"))
         .arg("admin")
         .args(args)
+        .envs(env.iter().copied())
         .env("TABLE_NAME", &h.table)
         .env("DYNAMODB_ENDPOINT", common::dynamodb_endpoint())
         .env("AWS_REGION", "us-east-1")

@@ -303,11 +303,10 @@ async fn erase(ctx: &Ctx<'_>, id: &str) -> Result<ApiResponse, ApiError> {
     let Some(erasure) = ctx.store.erase_email(ctx.tenant, id, &ctx.principal.sub, Some(&audit)).await? else {
         return Err(ApiError::NotFound { what: "E-mail" });
     };
-    let erased_at = ctx.store.get_email_record(ctx.tenant, id).await?.map(|e| e.updated_at);
     Ok(ApiResponse::ok(
         StatusCode::OK,
         json!({"data": {
-            "id": id, "erased": true, "erased_at": erased_at.unwrap_or_else(now_string),
+            "id": id, "erased": true, "erased_at": erasure.erased_at,
             "already_erased": erasure.already_erased, "files": erasure.files, "jobs": erasure.jobs,
             "deliveries": erasure.deliveries, "index_entries": erasure.index_entries,
         }}),

@@ -275,6 +275,11 @@ impl Email {
     }
 }
 
+/// What a job's result becomes once the e-mail it copied was erased.
+pub fn erased_result(email_id: &str) -> Value {
+    serde_json::json!({"email_id": email_id, "erased": true})
+}
+
 fn body_source() -> String {
     "body".into()
 }

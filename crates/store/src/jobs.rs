@@ -208,15 +208,14 @@ impl Store {
             .expression_attribute_values(":at", s(inbox_support::sys::now_string()))
             .send()
             .await;
-        match result.map_err(StoreError::from) {
-            Ok(_) | Err(StoreError::Conflict) => Ok(()),
-            Err(e) => Err(e),
-        }
+        super::applied(result.map_err(StoreError::from)).map(|_| ())
     }
 
     /// Writes a job as it is now — unless the e-mail it is about was erased
     /// while it ran (`Store::scrub_copies` marked it): then it is written
-    /// with its result emptied, as the erasure left it.
+    /// with its result emptied, as the erasure left it, and what the job
+    /// copied after the erasure (the events it sent meanwhile, referenced
+    /// beside the e-mail) is emptied too.
     pub async fn put_job(&self, t: &Tenant, job: &Job) -> Result<(), StoreError> {
         let written = self
             .client()
@@ -226,17 +225,17 @@ impl Store {
             .condition_expression("attribute_not_exists(copies_erased)")
             .send()
             .await;
-        match written.map_err(StoreError::from) {
-            Err(StoreError::Conflict) => {
-                let mut emptied = job.clone();
-                emptied.result = Some(serde_json::json!({"email_id": job.subject_id, "erased": true}));
-                let mut item = Self::job_item(t, &emptied)?;
-                item.insert("copies_erased".into(), aws_sdk_dynamodb::types::AttributeValue::Bool(true));
-                self.client().put_item().table_name(self.table()).set_item(Some(item)).send().await?;
-                Ok(())
-            }
-            other => other.map(|_| ()),
+        if super::applied(written.map_err(StoreError::from))? {
+            return Ok(());
         }
+        let mut emptied = job.clone();
+        emptied.result = Some(inbox_domain::records::erased_result(&job.subject_id));
+        let mut item = Self::job_item(t, &emptied)?;
+        item.insert("copies_erased".into(), aws_sdk_dynamodb::types::AttributeValue::Bool(true));
+        self.client().put_item().table_name(self.table()).set_item(Some(item)).send().await?;
+        // References only: a job that ran after the erasure made its copies after them.
+        self.scrub_copies(t, &job.subject_id, super::privacy::REFERENCED_SINCE).await?;
+        Ok(())
     }
 
     /// Takes a job to run: `queued → running`, or a `running` job whose lease

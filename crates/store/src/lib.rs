@@ -286,6 +286,16 @@ impl Store {
     }
 }
 
+/// A conditional write's outcome: whether it was applied (`false` when its
+/// condition failed; any other error stays one).
+pub(crate) fn applied<T>(result: Result<T, StoreError>) -> Result<bool, StoreError> {
+    match result {
+        Ok(_) => Ok(true),
+        Err(StoreError::Conflict) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 pub(crate) fn s(v: impl Into<String>) -> AttributeValue {
     AttributeValue::S(v.into())
 }

@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use aws_sdk_dynamodb::operation::scan::builders::ScanFluentBuilder;
 use aws_sdk_dynamodb::types::{AttributeValue, DeleteRequest, PutRequest, WriteRequest};
 use serde::{Deserialize, Serialize};
 
@@ -41,6 +42,8 @@ pub struct Erasure {
     pub deliveries: usize,
     /// Index entries removed.
     pub index_entries: usize,
+    /// When it was erased (this call, or the one before).
+    pub erased_at: String,
 }
 
 /// A data-subject request as stored: the record, the organization, and the
@@ -147,6 +150,22 @@ impl Store {
         }
     }
 
+    /// Every item a scan shaped by `shape` (its filter, projection, names
+    /// and values) returns, page after page.
+    async fn scan_all(&self, shape: impl Fn(ScanFluentBuilder) -> ScanFluentBuilder) -> Result<Vec<Item>, StoreError> {
+        let mut items = Vec::new();
+        let mut start = None;
+        loop {
+            let scan = self.client().scan().table_name(self.table()).set_exclusive_start_key(start.take());
+            let out = shape(scan).send().await?;
+            items.extend(out.items.unwrap_or_default());
+            match out.last_evaluated_key {
+                Some(key) if !key.is_empty() => start = Some(key),
+                _ => return Ok(items),
+            }
+        }
+    }
+
     /// BatchWriteItem in chunks of 25, unprocessed items sent again with backoff.
     async fn batch_write(&self, requests: Vec<WriteRequest>) -> Result<(), StoreError> {
         for chunk in requests.chunks(25) {
@@ -198,40 +217,42 @@ impl Store {
         audit: Option<&Audit<'_>>,
     ) -> Result<Option<Erasure>, StoreError> {
         let mut erasure = Erasure::default();
+        let Some(mut email) = self.get_email_record(t, id).await? else { return Ok(None) };
         // The files first: should this fail, the record still names them
         // and the next call finds them.
         let files = self.objects().keys_under(&format!("{}/{}/{id}/", t.org, t.workspace)).await?;
         self.objects().delete(&files).await?;
         erasure.files = files.len();
-        let mut written = None;
-        for _ in 0..4 {
-            let Some(email) = self.get_email_record(t, id).await? else { return Ok(None) };
+        let mut written = false;
+        for attempt in 0..4 {
+            if attempt > 0 {
+                let Some(again) = self.get_email_record(t, id).await? else { return Ok(None) };
+                email = again;
+            }
             if email.erased_by.is_some() {
                 erasure.already_erased = true;
+                erasure.erased_at = email.updated_at.clone();
                 // Its trail still gets the call's record (an API call's; a data request has its own).
                 if audit.is_some() {
                     self.transact_audited(t, Vec::new(), audit).await?;
                 }
-                written = Some(email);
+                written = true;
                 break;
             }
             let tombstone = email.tombstone(&inbox_support::sys::now_string(), by);
-            match self.replace_email(t, &tombstone, &email.updated_at, audit).await {
-                Ok(()) => {
-                    written = Some(email);
-                    break;
-                }
-                // Changed meanwhile (a job wrote its result): read again.
-                Err(StoreError::Conflict) => {}
-                Err(e) => return Err(e),
+            // Changed meanwhile (a job wrote its result): read again.
+            if super::applied(self.replace_email(t, &tombstone, &email.updated_at, audit).await)? {
+                erasure.erased_at = tombstone.updated_at;
+                written = true;
+                break;
             }
         }
-        // The e-mail as it was read (a tombstone keeps its `created_at`).
-        let Some(original) = written else {
+        if !written {
             return Err(StoreError::Throttled);
-        };
+        }
         erasure.index_entries = self.drop_identifiers(t, id).await?;
-        let (jobs, deliveries) = self.scrub_copies(t, id, &original.created_at).await?;
+        // The e-mail as it was read: a tombstone keeps its `created_at`.
+        let (jobs, deliveries) = self.scrub_copies(t, id, &email.created_at).await?;
         (erasure.jobs, erasure.deliveries) = (jobs, deliveries);
         Ok(Some(erasure))
     }
@@ -287,7 +308,8 @@ impl Store {
         deliveries.sort();
         deliveries.dedup();
         let (mut emptied_jobs, mut emptied_deliveries) = (0, 0);
-        let erased: Item = [("email_id".to_owned(), s(id)), ("erased".to_owned(), AttributeValue::Bool(true))].into();
+        let erased: AttributeValue =
+            serde_dynamo::to_attribute_value(inbox_domain::records::erased_result(id)).map_err(corrupt)?;
         for job in &jobs {
             // A job still running has no result yet: it is marked, and its
             // runner writes no result over the mark (`Store::put_job`).
@@ -300,15 +322,11 @@ impl Store {
                 .update_expression("SET #r = :erased, copies_erased = :t")
                 .condition_expression("attribute_exists(pk)")
                 .expression_attribute_names("#r", "result")
-                .expression_attribute_values(":erased", AttributeValue::M(erased.clone()))
+                .expression_attribute_values(":erased", erased.clone())
                 .expression_attribute_values(":t", AttributeValue::Bool(true))
                 .send()
                 .await;
-            match update.map_err(StoreError::from) {
-                Ok(_) => emptied_jobs += 1,
-                Err(StoreError::Conflict) => {}
-                Err(e) => return Err(e),
-            }
+            emptied_jobs += usize::from(super::applied(update.map_err(StoreError::from))?);
         }
         for delivery in &deliveries {
             let update = self
@@ -322,11 +340,7 @@ impl Store {
                 .expression_attribute_values(":t", AttributeValue::Bool(true))
                 .send()
                 .await;
-            match update.map_err(StoreError::from) {
-                Ok(_) => emptied_deliveries += 1,
-                Err(StoreError::Conflict) => {}
-                Err(e) => return Err(e),
-            }
+            emptied_deliveries += usize::from(super::applied(update.map_err(StoreError::from))?);
         }
         // The references stay (ids only): a copy written after this (a
         // delivery still being sent) is found by the next scrub.
@@ -406,30 +420,19 @@ impl Store {
     /// Every organization with a record (`META`): the daily purge's list. A
     /// scan of the table, once a day (its cost is the table's size).
     pub async fn organizations(&self) -> Result<Vec<OrgId>, StoreError> {
-        let mut orgs = Vec::new();
-        let mut start = None;
-        loop {
-            let out = self
-                .client()
-                .scan()
-                .table_name(self.table())
-                .filter_expression("#sk = :meta")
-                .projection_expression("#pk")
-                .expression_attribute_names("#pk", PK)
-                .expression_attribute_names("#sk", SK)
-                .expression_attribute_values(":meta", s(keys::ORG_META))
-                .set_exclusive_start_key(start.take())
-                .send()
-                .await?;
-            for item in out.items.unwrap_or_default() {
-                let org = super::get_s(&item, PK).ok().and_then(|pk| pk.strip_prefix("T#")).and_then(OrgId::parse);
-                orgs.extend(org);
-            }
-            match out.last_evaluated_key {
-                Some(key) if !key.is_empty() => start = Some(key),
-                _ => break,
-            }
-        }
+        let items = self
+            .scan_all(|scan| {
+                scan.filter_expression("#sk = :meta")
+                    .projection_expression("#pk")
+                    .expression_attribute_names("#pk", PK)
+                    .expression_attribute_names("#sk", SK)
+                    .expression_attribute_values(":meta", s(keys::ORG_META))
+            })
+            .await?;
+        let mut orgs: Vec<OrgId> = items
+            .iter()
+            .filter_map(|item| super::get_s(item, PK).ok()?.strip_prefix("T#").and_then(OrgId::parse))
+            .collect();
         orgs.sort();
         Ok(orgs)
     }
@@ -444,34 +447,24 @@ impl Store {
     pub async fn purge_org(&self, org: &OrgId, dry_run: bool) -> Result<OrgPurge, StoreError> {
         let mut purge = OrgPurge::default();
         let mut doomed = Vec::new();
-        let mut start = None;
-        loop {
-            let out = self
-                .client()
-                .scan()
-                .table_name(self.table())
-                .filter_expression("#pk = :t OR begins_with(#pk, :prefix)")
-                .projection_expression("#pk, #sk")
-                .expression_attribute_names("#pk", PK)
-                .expression_attribute_names("#sk", SK)
-                .expression_attribute_values(":t", s(keys::tenant(org)))
-                .expression_attribute_values(":prefix", s(keys::tenant_prefix(org)))
-                .set_exclusive_start_key(start.take())
-                .send()
-                .await?;
-            for item in out.items.unwrap_or_default() {
-                let (Ok(pk), Ok(sk)) = (super::get_s(&item, PK), super::get_s(&item, SK)) else { continue };
-                if sk.starts_with(keys::AUDIT_PREFIX) {
-                    purge.audit_records_kept += 1;
-                    continue;
-                }
-                *purge.items.entry(item_kind(pk, sk)).or_default() += 1;
-                doomed.push((pk.to_owned(), sk.to_owned()));
+        let items = self
+            .scan_all(|scan| {
+                scan.filter_expression("#pk = :t OR begins_with(#pk, :prefix)")
+                    .projection_expression("#pk, #sk")
+                    .expression_attribute_names("#pk", PK)
+                    .expression_attribute_names("#sk", SK)
+                    .expression_attribute_values(":t", s(keys::tenant(org)))
+                    .expression_attribute_values(":prefix", s(keys::tenant_prefix(org)))
+            })
+            .await?;
+        for item in &items {
+            let (Ok(pk), Ok(sk)) = (super::get_s(item, PK), super::get_s(item, SK)) else { continue };
+            if sk.starts_with(keys::AUDIT_PREFIX) {
+                purge.audit_records_kept += 1;
+                continue;
             }
-            match out.last_evaluated_key {
-                Some(key) if !key.is_empty() => start = Some(key),
-                _ => break,
-            }
+            *purge.items.entry(item_kind(pk, sk)).or_default() += 1;
+            doomed.push((pk.to_owned(), sk.to_owned()));
         }
         let mut files = self.objects().keys_under(&format!("{org}/")).await?;
         files.extend(self.objects().keys_under(&export_prefix(org)).await?);
@@ -544,14 +537,10 @@ impl Store {
     /// (a scan: the local runner's view, and on AWS the daily run's, which
     /// takes over a request the stream's retries did not finish).
     pub async fn queued_data_requests(&self) -> Result<Vec<(OrgId, String)>, StoreError> {
-        let mut found = Vec::new();
-        let mut start = None;
-        loop {
-            let out = self
-                .client()
-                .scan()
-                .table_name(self.table())
-                .filter_expression(
+        let now = inbox_support::sys::unix_now();
+        let items = self
+            .scan_all(|scan| {
+                scan.filter_expression(
                     "begins_with(#sk, :dsr) AND (#st = :queued OR (#st = :running AND lease_until < :now))",
                 )
                 .expression_attribute_names("#sk", SK)
@@ -559,21 +548,16 @@ impl Store {
                 .expression_attribute_values(":dsr", s(keys::DATA_REQUEST_PREFIX))
                 .expression_attribute_values(":queued", s(JobStatus::Queued.as_str()))
                 .expression_attribute_values(":running", s(JobStatus::Running.as_str()))
-                .expression_attribute_values(":now", super::n(inbox_support::sys::unix_now()))
-                .set_exclusive_start_key(start.take())
-                .send()
-                .await?;
-            for item in out.items.unwrap_or_default() {
-                let org = super::get_s(&item, "org_id").ok().and_then(OrgId::parse);
-                if let (Some(org), Ok(id)) = (org, super::get_s(&item, "id")) {
-                    found.push((org, id.to_owned()));
-                }
-            }
-            match out.last_evaluated_key {
-                Some(key) if !key.is_empty() => start = Some(key),
-                _ => return Ok(found),
-            }
-        }
+                .expression_attribute_values(":now", super::n(now))
+            })
+            .await?;
+        Ok(items
+            .iter()
+            .filter_map(|item| {
+                let org = OrgId::parse(super::get_s(item, "org_id").ok()?)?;
+                Some((org, super::get_s(item, "id").ok()?.to_owned()))
+            })
+            .collect())
     }
 }
 

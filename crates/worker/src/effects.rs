@@ -280,16 +280,9 @@ async fn process_email(runner: &Runner, t: &Tenant, job: &Job) -> Result<Value, 
         "received_at": email.received_at, "extracted": email.extracted, "bills": email.bills,
         "reason": email.reason, "error": email.error,
     });
+    // Erased while this ran: the erasure marked the job, and writing its
+    // result empties it and the events sent meanwhile (`Store::put_job`).
     let deliveries = notify(runner, t, event, data, None, Some(&job.id), Some(&email.id)).await?;
-    // Erased while the webhooks were notified: the events just stored go
-    // too (their references were written first), and the result keeps
-    // nothing of it.
-    if let Some(now) = runner.store.get_email_record(t, &email.id).await?
-        && now.erased_by.is_some()
-    {
-        runner.store.scrub_copies(t, &now.id, &now.created_at).await?;
-        return Ok(json!({"email_id": email.id, "erased": true}));
-    }
     Ok(json!({
         "email_id": email.id, "status": email.status, "extracted": email.extracted, "bills": email.bills,
         "reason": email.reason, "error": email.error, "deliveries": deliveries,
